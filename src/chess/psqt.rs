@@ -1,0 +1,217 @@
+//! Material values and piece-square tables, the part of the evaluation that
+//! [`Position::do_move`](crate::Position::do_move) keeps up to date
+//! incrementally in [`StateInfo`](crate::StateInfo): a tapered
+//! [`Score`] (middlegame, endgame) from White's point of view, and the
+//! non-pawn material of each side.
+//!
+//! The tables are built at compile time from [`PARAMS`], a flat list of
+//! numbers that the evaluation tuner adjusts.
+
+use std::ops::{Add, AddAssign, Neg, Sub, SubAssign};
+
+use crate::chess::types::{ByRole, Color, Piece, Role, Square};
+
+/// A pair of middlegame and endgame values, tapered by game phase.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
+pub struct Score {
+    /// Middlegame value.
+    pub mg: i32,
+    /// Endgame value.
+    pub eg: i32,
+}
+
+impl Score {
+    /// Zero in both phases.
+    pub const ZERO: Score = Score { mg: 0, eg: 0 };
+
+    /// A score of `mg` and `eg`.
+    #[inline]
+    pub const fn new(mg: i32, eg: i32) -> Score {
+        Score { mg, eg }
+    }
+}
+
+impl Add for Score {
+    type Output = Score;
+    #[inline]
+    fn add(self, rhs: Score) -> Score {
+        Score { mg: self.mg + rhs.mg, eg: self.eg + rhs.eg }
+    }
+}
+
+impl Sub for Score {
+    type Output = Score;
+    #[inline]
+    fn sub(self, rhs: Score) -> Score {
+        Score { mg: self.mg - rhs.mg, eg: self.eg - rhs.eg }
+    }
+}
+
+impl Neg for Score {
+    type Output = Score;
+    #[inline]
+    fn neg(self) -> Score {
+        Score { mg: -self.mg, eg: -self.eg }
+    }
+}
+
+impl AddAssign for Score {
+    #[inline]
+    fn add_assign(&mut self, rhs: Score) {
+        *self = *self + rhs;
+    }
+}
+
+impl SubAssign for Score {
+    #[inline]
+    fn sub_assign(&mut self, rhs: Score) {
+        *self = *self - rhs;
+    }
+}
+
+/// Number of tunable numbers in [`PARAMS`]: 5 material pairs plus
+/// 6 tables of 32 half-board squares (files a-d, mirrored to e-h) in two
+/// phases.
+pub const NUM_PARAMS: usize = 5 * 2 + 6 * 32 * 2;
+
+/// The tunable numbers behind the tables, in order: material (mg, eg) for
+/// knight, bishop, rook, queen... preceded by the pawn; then for each role
+/// from pawn to king, 32 middlegame values and 32 endgame values for the
+/// squares a1-d1, a2-d2, ... a8-d8 (White's view; files e-h mirror a-d).
+pub const PARAMS: [i32; NUM_PARAMS] = default_params();
+
+const fn default_params() -> [i32; NUM_PARAMS] {
+    let mut p = [0; NUM_PARAMS];
+    // Material: pawn, knight, bishop, rook, queen (mg, eg).
+    let material = [(82, 100), (325, 300), (340, 320), (470, 530), (1000, 950)];
+    let mut i = 0;
+    while i < 5 {
+        p[2 * i] = material[i].0;
+        p[2 * i + 1] = material[i].1;
+        i += 1;
+    }
+    // Hand-set shapes until the tuner replaces them: centralisation for
+    // pieces, advancement for pawns, shelter then centralisation for kings.
+    let mut role = 0;
+    while role < 6 {
+        let mut idx = 0;
+        while idx < 32 {
+            let rank = (idx / 4) as i32;
+            let file = (idx % 4) as i32; // 0 = a (edge) .. 3 = d (centre)
+            let centre_rank = if rank < 4 { rank } else { 7 - rank };
+            let centre = file + centre_rank; // 0 (corner) .. 6 (centre)
+            let (mg, eg) = match role {
+                0 => {
+                    if rank == 0 || rank == 7 {
+                        (0, 0)
+                    } else {
+                        (
+                            (rank - 1) * 4
+                                + if file >= 2 && rank >= 2 && rank <= 4 { 12 } else { 0 },
+                            (rank - 1) * 10,
+                        )
+                    }
+                }
+                1 => (centre * 8 - 24, centre * 6 - 18),
+                2 => (centre * 4 - 10, centre * 3 - 9),
+                3 => (if rank == 6 { 15 } else { 0 } + file * 2, 0),
+                4 => (centre * 2 - 6, centre * 5 - 15),
+                _ => {
+                    let mg = if rank == 0 { if file <= 1 { 20 } else { 0 } } else { -15 * rank };
+                    (mg, centre * 10 - 30)
+                }
+            };
+            p[10 + role * 64 + idx] = mg;
+            p[10 + role * 64 + 32 + idx] = eg;
+            idx += 1;
+        }
+        role += 1;
+    }
+    p
+}
+
+/// The material value of each role (the king's is 0).
+pub const PIECE_VALUE: ByRole<Score> = ByRole {
+    pawn: Score::new(PARAMS[0], PARAMS[1]),
+    knight: Score::new(PARAMS[2], PARAMS[3]),
+    bishop: Score::new(PARAMS[4], PARAMS[5]),
+    rook: Score::new(PARAMS[6], PARAMS[7]),
+    queen: Score::new(PARAMS[8], PARAMS[9]),
+    king: Score::ZERO,
+};
+
+/// The middlegame material value of each role, used for
+/// [`CopiedState::non_pawn_material`](crate::chess::state::CopiedState::non_pawn_material)
+/// and game phase.
+#[inline]
+pub const fn mg_value(role: Role) -> i32 {
+    match role {
+        Role::Pawn => PARAMS[0],
+        Role::Knight => PARAMS[2],
+        Role::Bishop => PARAMS[4],
+        Role::Rook => PARAMS[6],
+        Role::Queen => PARAMS[8],
+        Role::King => 0,
+    }
+}
+
+/// Builds the 12 x 64 table from a parameter vector: material plus the
+/// square bonus, positive for White, mirrored and negated for Black.
+pub const fn build_psq(p: &[i32; NUM_PARAMS]) -> [[Score; 64]; 12] {
+    let mut table = [[Score::ZERO; 64]; 12];
+    let mut piece = 0;
+    while piece < 12 {
+        let role = piece / 2;
+        let white = piece % 2 == 0;
+        let (mat_mg, mat_eg) = if role < 5 { (p[2 * role], p[2 * role + 1]) } else { (0, 0) };
+        let mut sq = 0;
+        while sq < 64 {
+            // The square as seen from the piece's own side.
+            let rel = if white { sq } else { sq ^ 56 };
+            let file = rel % 8;
+            let half_file = if file < 4 { file } else { 7 - file };
+            let idx = (rel / 8) * 4 + half_file;
+            let mg = mat_mg + p[10 + role * 64 + idx];
+            let eg = mat_eg + p[10 + role * 64 + 32 + idx];
+            table[piece][sq] = if white { Score::new(mg, eg) } else { Score::new(-mg, -eg) };
+            sq += 1;
+        }
+        piece += 1;
+    }
+    table
+}
+
+static PSQ: [[Score; 64]; 12] = build_psq(&PARAMS);
+
+/// The piece-square score (material included) of `piece` on `sq`, from
+/// White's point of view.
+#[inline]
+pub fn psq(piece: Piece, sq: Square) -> Score {
+    PSQ[piece.to_usize()][sq.to_usize()]
+}
+
+/// `value` from `color`'s point of view.
+#[inline]
+pub fn relative(color: Color, value: i32) -> i32 {
+    match color {
+        Color::White => value,
+        Color::Black => -value,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tables_are_symmetric() {
+        for sq in Square::ALL {
+            for role in Role::ALL {
+                let w = psq(Piece::new(Color::White, role), sq);
+                let b = psq(Piece::new(Color::Black, role), sq.flip_vertical());
+                assert_eq!(w, -b, "{role:?} {sq}");
+            }
+        }
+        assert!(psq(Piece::WhiteKnight, Square::D4).mg > psq(Piece::WhiteKnight, Square::A1).mg);
+    }
+}

@@ -1,0 +1,47 @@
+//! The command line: clap arguments, validated per command, one function per
+//! command. Errors print with their causes; a broken pipe (`kibitz ... |
+//! head`) exits quietly with success, as Unix filters do.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod perft;
+
+/// Bulk chess analysis: replay and verify game databases, label positions
+/// with a fixed-depth search, write compact checksummed records.
+#[derive(Parser, Debug)]
+#[command(name = "kibitz", version, about, long_about = None)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Count leaf nodes of the legal move tree (move generator check and speed).
+    Perft(perft::PerftArgs),
+}
+
+/// Parses the command line, runs the command, and maps the outcome to an
+/// exit code: 0 success, 1 usage or input errors.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Perft(args) => perft::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if err.chain().any(|cause| {
+                cause
+                    .downcast_ref::<std::io::Error>()
+                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("kibitz: {err:#}");
+            ExitCode::from(1)
+        }
+    }
+}
