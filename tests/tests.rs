@@ -1,0 +1,10 @@
+//! kibitz's integration tests, built as one binary (as ripgrep does) to keep
+//! link time down. Tests that read the shared corpora in `../shared/data`
+//! are compiled only with `--features corpus`.
+
+mod differential;
+mod keys;
+mod perft;
+mod playout;
+mod props;
+mod util;
