@@ -149,12 +149,13 @@ impl Position {
         let king_targets = king_attacks(ksq) & base;
         if king_targets.any() {
             let lifted = occupied ^ ksq;
-            let mut safe = Bitboard::EMPTY;
-            for to in king_targets {
-                if !self.is_attacked_by(them, to, lifted) {
-                    safe |= to;
-                }
-            }
+            let safe = if king_targets.more_than_one() {
+                king_targets & !self.attacks_reaching(them, king_targets, lifted)
+            } else if self.is_attacked_by(them, king_targets.lsb(), lifted) {
+                Bitboard::EMPTY
+            } else {
+                king_targets
+            };
             sink.piece(ksq, safe);
         }
 
@@ -201,22 +202,90 @@ impl Position {
         if quiets && !in_check {
             let rights = st.copied.castling_rights >> (2 * us as u8) & 3;
             if rights != 0 {
-                for side in CastlingSide::ALL {
-                    if rights & (1 << side as u8) == 0 {
-                        continue;
-                    }
-                    let index = 2 * us.to_usize() + side as usize;
-                    if (self.castling_path[index] & occupied).any() {
-                        continue;
-                    }
-                    if let Some(rook) = self.castling_rook[index] {
-                        if self.castling_is_legal(us, ksq, rook) {
-                            sink.one(Move::castling(ksq, rook));
-                        }
-                    }
+                self.generate_castling(sink, us, ksq, rights, occupied);
+            }
+        }
+    }
+
+    /// Castling moves of `us` for the rights in `rights` (bit 0 king side,
+    /// bit 1 queen side), the side to move not in check.
+    #[inline(always)]
+    fn generate_castling<S: MoveSink>(
+        &self,
+        sink: &mut S,
+        us: Color,
+        ksq: Square,
+        rights: u8,
+        occupied: Bitboard,
+    ) {
+        let mut candidates = [None; 2];
+        let mut zone = Bitboard::EMPTY;
+        let mut all_standard = true;
+        for side in CastlingSide::ALL {
+            if rights & (1 << side as u8) == 0 {
+                continue;
+            }
+            let index = 2 * us.to_usize() + side as usize;
+            if (self.castling_path[index] & occupied).any() {
+                continue;
+            }
+            if let Some(rook) = self.castling_rook[index] {
+                candidates[side as usize] = Some((rook, index));
+                zone |= self.castling_king_path[index];
+                all_standard &= self.castling_standard[index];
+            }
+        }
+        if zone.is_empty() {
+            return;
+        }
+        if all_standard {
+            // King on e1/e8 and rooks in the corners: the squares the king
+            // crosses can be judged on one board with the king lifted off
+            // (the rook's and king's moves change only attacks along the
+            // back rank, which would already be giving check).
+            let danger = self.attacks_reaching(!us, zone, occupied ^ ksq);
+            for (rook, index) in candidates.into_iter().flatten() {
+                if (self.castling_king_path[index] & danger).is_empty() {
+                    sink.one(Move::castling(ksq, rook));
+                }
+            }
+        } else {
+            for (rook, _) in candidates.into_iter().flatten() {
+                if self.castling_is_legal(us, ksq, rook) {
+                    sink.one(Move::castling(ksq, rook));
                 }
             }
         }
+    }
+
+    /// The squares of `zone` that `color` attacks, with `occupied` as the
+    /// blockers. Computed piece by piece (pawns set-wise), skipping sliders
+    /// whose rays miss the zone: cheaper than testing each square of a king's
+    /// neighbourhood in turn when it has several.
+    #[inline(always)]
+    pub(crate) fn attacks_reaching(
+        &self,
+        color: Color,
+        zone: Bitboard,
+        occupied: Bitboard,
+    ) -> Bitboard {
+        let r = &self.by_role;
+        let them = self.by_color[color];
+        let mut attacked = (r.pawn & them).pawn_attacks(color) | king_attacks(self.king(color));
+        for sq in r.knight & them {
+            attacked |= knight_attacks(sq);
+        }
+        for sq in (r.bishop | r.queen) & them {
+            if (crate::chess::attacks::bishop_rays(sq) & zone).any() {
+                attacked |= bishop_attacks(sq, occupied);
+            }
+        }
+        for sq in (r.rook | r.queen) & them {
+            if (crate::chess::attacks::rook_rays(sq) & zone).any() {
+                attacked |= rook_attacks(sq, occupied);
+            }
+        }
+        attacked & zone
     }
 
     #[inline(always)]

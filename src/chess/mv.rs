@@ -192,7 +192,7 @@ impl MoveList {
     /// uninitialised.
     #[inline]
     pub const fn new() -> MoveList {
-        MoveList { moves: [MaybeUninit::uninit(); MAX_MOVES], len: 0 }
+        MoveList { moves: [const { MaybeUninit::uninit() }; MAX_MOVES], len: 0 }
     }
 
     /// Appends a move.

@@ -69,6 +69,9 @@ pub struct Position {
     pub(crate) castling_path: [Bitboard; 4],
     /// Squares the king crosses or lands on, which must not be attacked.
     pub(crate) castling_king_path: [Bitboard; 4],
+    /// Whether the right has standard geometry (king on the e-file, rook in
+    /// the corner), which allows a faster legality test.
+    pub(crate) castling_standard: [bool; 4],
     pub(crate) states: Vec<StateInfo>,
 }
 
@@ -117,6 +120,7 @@ impl Position {
             castling_rook: [None; 4],
             castling_path: [Bitboard::EMPTY; 4],
             castling_king_path: [Bitboard::EMPTY; 4],
+            castling_standard: [false; 4],
             states,
         }
     }
@@ -401,17 +405,25 @@ impl Position {
     pub fn is_attacked_by(&self, color: Color, sq: Square, occupied: Bitboard) -> bool {
         let r = &self.by_role;
         let them = self.by_color[color];
-        (knight_attacks(sq) & r.knight & them).any()
+        if (knight_attacks(sq) & r.knight & them).any()
             || (pawn_attacks(!color, sq) & r.pawn & them).any()
             || (king_attacks(sq) & r.king & them).any()
-            || (bishop_attacks(sq, occupied) & (r.bishop | r.queen) & them).any()
-            || (rook_attacks(sq, occupied) & (r.rook | r.queen) & them).any()
+        {
+            return true;
+        }
+        // Sliders: look up the (larger) attack tables only when a slider
+        // stands on a ray through the square at all.
+        let diagonal = (r.bishop | r.queen) & them;
+        let orthogonal = (r.rook | r.queen) & them;
+        ((bishop_rays(sq) & diagonal).any() && (bishop_attacks(sq, occupied) & diagonal).any())
+            || ((rook_rays(sq) & orthogonal).any()
+                && (rook_attacks(sq, occupied) & orthogonal).any())
     }
 
     /// The pieces (of either color) that alone stand between `sq` and a
     /// slider among `sliders`, and those sliders that pin a piece of the
     /// color of the piece on `sq`.
-    #[inline]
+    #[inline(always)]
     pub fn slider_blockers(&self, sliders: Bitboard, sq: Square) -> (Bitboard, Bitboard) {
         let r = &self.by_role;
         let snipers = ((rook_rays(sq) & (r.rook | r.queen))
@@ -438,7 +450,7 @@ impl Position {
 
     /// Blockers, pinners and check squares of the current board, as
     /// `do_move` stores them.
-    #[inline]
+    #[inline(always)]
     fn check_info(&self) -> (ByColor<Bitboard>, ByColor<Bitboard>, ByRole<Bitboard>) {
         let (white_blockers, black_pinners) =
             self.slider_blockers(self.by_color.black, self.king(Color::White));
@@ -506,6 +518,10 @@ impl Position {
         let Some(pc) = self.board[from.to_usize()] else {
             panic!("do_move: no piece on {from} for {m:?}");
         };
+        // Whether the move checks, from the check squares and blockers
+        // already known (as Stockfish's do_move takes `givesCheck`): most
+        // moves do not, and then the checkers need no attack lookups.
+        let gives_check = self.gives_check(m);
         let up = pawn_push(us);
         let mut captured = if m.is_en_passant() {
             Some(Piece::new(them, Role::Pawn))
@@ -589,7 +605,11 @@ impl Position {
         self.side_to_move = them;
         self.game_ply += 1;
 
-        let checkers = self.attackers_to(self.king(them), self.occupied()) & self.by_color[us];
+        let checkers = if gives_check {
+            self.attackers_to(self.king(them), self.occupied()) & self.by_color[us]
+        } else {
+            Bitboard::EMPTY
+        };
         let (blockers_for_king, pinners, check_squares) = self.check_info();
         self.states.push(StateInfo {
             copied: c,
@@ -741,7 +761,11 @@ impl Position {
         let (kto, rto) = Position::castling_destinations(us, king, rook);
         let occupied = (self.occupied() ^ king ^ rook) | kto | rto;
         let path = between(king, kto) | kto;
-        !Iterator::any(&mut path.into_iter(), |sq| self.is_attacked_by(!us, sq, occupied))
+        if path.more_than_one() {
+            self.attacks_reaching(!us, path, occupied).is_empty()
+        } else {
+            !self.is_attacked_by(!us, path.lsb(), occupied)
+        }
     }
 
     /// Whether `m` is a pseudo-legal move: right piece, right geometry, and
@@ -808,6 +832,7 @@ impl Position {
     }
 
     /// Whether the legal move `m` gives check, without making it.
+    #[inline]
     pub fn gives_check(&self, m: Move) -> bool {
         let us = self.side_to_move;
         let from = m.from();
@@ -1272,6 +1297,8 @@ impl Position {
             & !Bitboard::from(king)
             & !Bitboard::from(rook);
         self.castling_king_path[index] = between(king, kto) | kto;
+        self.castling_standard[index] =
+            king.file() == File::E && matches!(rook.file(), File::A | File::H);
     }
 
     /// Computes the root state from the board (after pieces, side to move,
