@@ -50,10 +50,10 @@ fn exercise_san(bytes: &[u8]) {
         if let Ok(m) = pos.parse_san(bytes) {
             assert!(pos.is_legal(m));
         }
-        if let Ok(text) = std::str::from_utf8(bytes) {
-            if let Ok(m) = pos.parse_uci(text) {
-                assert!(m.is_null() || pos.is_legal(m));
-            }
+        if let Ok(text) = std::str::from_utf8(bytes)
+            && let Ok(m) = pos.parse_uci(text)
+        {
+            assert!(m.is_null() || pos.is_legal(m));
         }
     }
 }

@@ -438,15 +438,11 @@ mod tests {
     #[test]
     fn magic_numbers_are_reproducible() {
         let mut rng = Rng(0x6b69_6269_747a_0001);
-        for sq in 0..64 {
-            assert_eq!(find_magic(sq, &ROOK_DELTAS, &mut rng), ROOK_MAGIC_NUMBERS[sq], "rook {sq}");
+        for (sq, &magic) in ROOK_MAGIC_NUMBERS.iter().enumerate() {
+            assert_eq!(find_magic(sq, &ROOK_DELTAS, &mut rng), magic, "rook {sq}");
         }
-        for sq in 0..64 {
-            assert_eq!(
-                find_magic(sq, &BISHOP_DELTAS, &mut rng),
-                BISHOP_MAGIC_NUMBERS[sq],
-                "bishop {sq}"
-            );
+        for (sq, &magic) in BISHOP_MAGIC_NUMBERS.iter().enumerate() {
+            assert_eq!(find_magic(sq, &BISHOP_DELTAS, &mut rng), magic, "bishop {sq}");
         }
     }
 

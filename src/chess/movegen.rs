@@ -371,12 +371,10 @@ impl Position {
 
         // En passant, verified in full (discovered attacks through the
         // captured pawn's square, and evasions).
-        if caps {
-            if let Some(ep) = self.st().copied.ep_square {
-                for from in pawn_attacks(them, ep) & pawns {
-                    if self.en_passant_is_legal(from, ep) {
-                        sink.one(Move::en_passant(from, ep));
-                    }
+        if caps && let Some(ep) = self.st().copied.ep_square {
+            for from in pawn_attacks(them, ep) & pawns {
+                if self.en_passant_is_legal(from, ep) {
+                    sink.one(Move::en_passant(from, ep));
                 }
             }
         }

@@ -421,19 +421,22 @@ impl Position {
     }
 
     /// The pieces (of either color) that alone stand between `sq` and a
-    /// slider among `sliders`, and those sliders that pin a piece of the
-    /// color of the piece on `sq`.
+    /// slider among `sliders` (looking through other such sliders, as
+    /// Stockfish does), and those sliders whose lone blocker is one of
+    /// `own`'s pieces: the pinners.
     #[inline(always)]
-    pub fn slider_blockers(&self, sliders: Bitboard, sq: Square) -> (Bitboard, Bitboard) {
+    pub fn slider_blockers(
+        &self,
+        sliders: Bitboard,
+        sq: Square,
+        own: Color,
+    ) -> (Bitboard, Bitboard) {
         let r = &self.by_role;
         let snipers = ((rook_rays(sq) & (r.rook | r.queen))
             | (bishop_rays(sq) & (r.bishop | r.queen)))
             & sliders;
         let occupancy = self.occupied() ^ snipers;
-        let own = match self.board[sq.to_usize()] {
-            Some(p) => self.by_color[p.color()],
-            None => Bitboard::EMPTY,
-        };
+        let own = self.by_color[own];
         let mut blockers = Bitboard::EMPTY;
         let mut pinners = Bitboard::EMPTY;
         for sniper in snipers {
@@ -453,9 +456,9 @@ impl Position {
     #[inline(always)]
     fn check_info(&self) -> (ByColor<Bitboard>, ByColor<Bitboard>, ByRole<Bitboard>) {
         let (white_blockers, black_pinners) =
-            self.slider_blockers(self.by_color.black, self.king(Color::White));
+            self.slider_blockers(self.by_color.black, self.king(Color::White), Color::White);
         let (black_blockers, white_pinners) =
-            self.slider_blockers(self.by_color.white, self.king(Color::Black));
+            self.slider_blockers(self.by_color.white, self.king(Color::Black), Color::Black);
         let them = !self.side_to_move;
         let ksq = self.king(them);
         let occupied = self.occupied();

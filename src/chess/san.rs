@@ -161,11 +161,14 @@ impl San {
             let b = s[i];
             // A final promotion letter without '=' (e8Q, and e7e8q or e7e8b
             // in coordinates).
-            if i + 1 == s.len() && coords > 0 && pending_file.is_none() && pending_rank.is_none() {
-                if let Some(p) = promotion_from(b) {
-                    promotion = Some(p);
-                    break;
-                }
+            if i + 1 == s.len()
+                && coords > 0
+                && pending_file.is_none()
+                && pending_rank.is_none()
+                && let Some(p) = promotion_from(b)
+            {
+                promotion = Some(p);
+                break;
             }
             match b {
                 b'a'..=b'h' => {
@@ -275,19 +278,17 @@ impl San {
                     if target_piece.is_some_and(|p| p.color() != us) || is_ep {
                         m |= capture_from;
                     }
-                    if target_piece.is_none() {
-                        if let Some(one) = to.offset(-up) {
-                            if ours.contains(one) {
-                                m |= one;
-                            } else if pos.piece_on(one).is_none()
-                                && to.rank() == Rank::Fourth.relative(us)
-                            {
-                                if let Some(two) = one.offset(-up) {
-                                    if ours.contains(two) {
-                                        m |= two;
-                                    }
-                                }
-                            }
+                    if target_piece.is_none()
+                        && let Some(one) = to.offset(-up)
+                    {
+                        if ours.contains(one) {
+                            m |= one;
+                        } else if pos.piece_on(one).is_none()
+                            && to.rank() == Rank::Fourth.relative(us)
+                            && let Some(two) = one.offset(-up)
+                            && ours.contains(two)
+                        {
+                            m |= two;
                         }
                     }
                     m
