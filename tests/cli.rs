@@ -1,0 +1,67 @@
+//! The `kibitz` binary: outputs, exit codes and error messages.
+
+use std::process::Command;
+
+fn kibitz(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn perft_startpos() {
+    let (code, out, _) = kibitz(&["perft", "startpos", "4"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("nodes 197281"), "{out}");
+    let (code, out, _) = kibitz(&["perft", "startpos", "3", "--make-leaves"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("nodes 8902"), "{out}");
+}
+
+#[test]
+fn perft_divide_sums_to_total() {
+    let (code, out, _) = kibitz(&[
+        "perft",
+        "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+        "3",
+        "--divide",
+    ]);
+    assert_eq!(code, 0);
+    let sum: u64 = out
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .map(|(_, n)| n.trim().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(sum, 97862);
+    assert!(out.contains("e1g1: ") && out.contains("nodes 97862"), "{out}");
+}
+
+#[test]
+fn perft_suite_of_the_project() {
+    let suite = concat!(env!("CARGO_MANIFEST_DIR"), "/data/perft.epd");
+    let (code, out, _) = kibitz(&["perft", "--suite", suite, "--max-nodes", "20000000"]);
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains(" 0 failures"), "{out}");
+}
+
+#[test]
+fn perft_suite_reports_mismatches() {
+    let dir = std::env::temp_dir().join(format!("kibitz-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("wrong.epd");
+    std::fs::write(&file, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20 ;D2 401\n").unwrap();
+    let (code, out, _) = kibitz(&["perft", "--suite", file.to_str().unwrap()]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(code, 1);
+    assert!(out.contains("MISMATCH") && out.contains("expected 401, got 400"), "{out}");
+}
+
+#[test]
+fn bad_fen_is_a_clear_error() {
+    let (code, _, err) = kibitz(&["perft", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "1"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("invalid fen: side to move"), "{err}");
+}
