@@ -52,7 +52,11 @@ fn perft_suite_reports_mismatches() {
     let dir = std::env::temp_dir().join(format!("kibitz-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("wrong.epd");
-    std::fs::write(&file, "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20 ;D2 401\n").unwrap();
+    std::fs::write(
+        &file,
+        "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20 ;D2 401\n",
+    )
+    .unwrap();
     let (code, out, _) = kibitz(&["perft", "--suite", file.to_str().unwrap()]);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(code, 1);
@@ -61,7 +65,8 @@ fn perft_suite_reports_mismatches() {
 
 #[test]
 fn bad_fen_is_a_clear_error() {
-    let (code, _, err) = kibitz(&["perft", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "1"]);
+    let (code, _, err) =
+        kibitz(&["perft", "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1", "1"]);
     assert_eq!(code, 1);
     assert!(err.contains("invalid fen: side to move"), "{err}");
 }
