@@ -33,28 +33,28 @@ struct Case {
 
 const CASES: [Case; 4] = [
     Case {
-        name: "startpos d6",
+        name: "startpos",
         fen: "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
         chess960: false,
         depth: 6,
         nodes: 119_060_324,
     },
     Case {
-        name: "kiwipete d5",
+        name: "kiwipete",
         fen: "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
         chess960: false,
         depth: 5,
         nodes: 193_690_690,
     },
     Case {
-        name: "position 3 d7",
+        name: "position 3",
         fen: "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
         chess960: false,
         depth: 7,
         nodes: 178_633_661,
     },
     Case {
-        name: "chess960 d6",
+        name: "chess960",
         fen: "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9",
         chess960: true,
         depth: 6,
@@ -189,7 +189,7 @@ fn main() {
             let (k, c, s) = (median(&mut k), median(&mut c), median(&mut s));
             println!(
                 "{:<16} {:<12} {:>9.1} {:>9.1} {:>9.1} {:>7.2}x {:>7.2}x",
-                case.name,
+                format!("{} d{depth}", case.name),
                 if leaves { "make-leaves" } else { "bulk" },
                 k,
                 c,
