@@ -23,6 +23,8 @@
 
 pub mod chess;
 pub mod cli;
+pub mod io;
+pub mod pipeline;
 
 pub use chess::{
     attacks,

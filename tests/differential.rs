@@ -1,7 +1,7 @@
 //! Differential test against shakmaty, an independent library: on positions
 //! from seeded random playouts (standard and Chess960), the same legal
 //! moves, the same Polyglot key (shakmaty's Zobrist64 with
-//! `EnPassantMode::PseudoLegal`), the same FEN, for every legal move the
+//! `EnPassantMode::PseudoLegal`), the same FEN (en passant shown when legal), for every legal move the
 //! same SAN (with check and mate marks), and shakmaty's SAN read back by our
 //! resolver gives the same move.
 
@@ -17,7 +17,7 @@ use crate::util::Rng;
 
 fn compare(ours: &mut Position, theirs: &Chess) {
     let fen = ours.fen();
-    let their_fen = Fen::from_position(theirs, EnPassantMode::PseudoLegal).to_string();
+    let their_fen = Fen::from_position(theirs, EnPassantMode::Legal).to_string();
     assert_eq!(fen, their_fen);
     let key: Zobrist64 = theirs.zobrist_hash(EnPassantMode::PseudoLegal);
     assert_eq!(ours.key(), key.0, "{fen}");

@@ -10,7 +10,10 @@
 //! that side, or a file letter for an inner rook) or Shredder-FEN (`HAha`,
 //! the rook's file). An en-passant field that no double step explains, or
 //! that no pawn can capture on, is accepted and dropped: the position keeps
-//! an en-passant square only when a capture is possible (Polyglot's rule).
+//! an en-passant square only when a pawn attacks it (Polyglot's rule, which
+//! the key follows). FEN output writes the square only when the capture is
+//! also legal (python-chess's and Lichess's convention), so a pawn pinned
+//! against its king does not make one appear.
 //!
 //! ```
 //! use kibitz::Position;
@@ -545,8 +548,8 @@ impl Position {
         }
         s.push(' ');
         match self.ep_square() {
-            Some(ep) => s.push_str(&ep.to_string()),
-            None => s.push('-'),
+            Some(ep) if self.has_legal_en_passant() => s.push_str(&ep.to_string()),
+            _ => s.push('-'),
         }
         s
     }

@@ -1132,14 +1132,9 @@ impl Position {
 
     /// The material key computed from the piece counts.
     pub fn compute_material_key(&self) -> u64 {
-        let mut key = 0;
-        for piece in Piece::ALL {
-            let n = (self.by_role[piece.role()] & self.by_color[piece.color()]).count();
-            for i in 0..n {
-                key ^= zobrist::material(piece, i);
-            }
-        }
-        key
+        Piece::ALL.iter().fold(0, |key, &piece| {
+            key ^ zobrist::material_of_count(piece, self.pieces(piece.color(), piece.role()).count())
+        })
     }
 
     /// The piece-square score computed from the board.
@@ -1261,6 +1256,116 @@ impl Position {
             }
         }
         Ok(())
+    }
+
+    /// The fast form of [`Position::check_state`], for verifying every ply
+    /// of a replay: the key, pawn key and piece-square score in one pass over
+    /// the pieces (checking the mailbox against the bitboards on the way),
+    /// material from counts, then checkers, blockers, pinners and check
+    /// squares. The error names the first field that differs.
+    pub fn verify_state(&self) -> Result<(), &'static str> {
+        let st = self.st();
+        let c = &st.copied;
+        let occupied = self.occupied();
+        if (self.by_color.white & self.by_color.black).any() {
+            return Err("color bitboards overlap");
+        }
+        let mut key = 0;
+        let mut pawn_key = zobrist::NO_PAWNS;
+        let mut psq = Score::ZERO;
+        for sq in occupied {
+            let Some(p) = self.board[sq.to_usize()] else {
+                return Err("mailbox empty on an occupied square");
+            };
+            if !(self.by_role[p.role()] & self.by_color[p.color()]).contains(sq) {
+                return Err("mailbox disagrees with the bitboards");
+            }
+            let k = zobrist::piece_square(p, sq);
+            key ^= k;
+            if p.role() == Role::Pawn {
+                pawn_key ^= k;
+            }
+            psq += psqt::psq(p, sq);
+        }
+        if self.board.iter().filter(|p| p.is_some()).count() != occupied.count() as usize {
+            return Err("mailbox holds pieces the bitboards lack");
+        }
+        let r = &self.by_role;
+        if (r.pawn | r.knight | r.bishop | r.rook | r.queen | r.king) != occupied
+            || r.pawn.count() + r.knight.count() + r.bishop.count() + r.rook.count() + r.queen.count() + r.king.count()
+                != occupied.count()
+        {
+            return Err("role bitboards disagree with the occupancy");
+        }
+        key ^= zobrist::castling(c.castling_rights);
+        if let Some(ep) = c.ep_square {
+            key ^= zobrist::en_passant(ep.file());
+        }
+        if self.side_to_move == Color::White {
+            key ^= zobrist::WHITE_TO_MOVE;
+        }
+        if key != st.key {
+            return Err("key");
+        }
+        if pawn_key != c.pawn_key {
+            return Err("pawn key");
+        }
+        if psq != c.psq {
+            return Err("piece-square score");
+        }
+        let mut material_key = 0;
+        let mut npm = ByColor::<i32>::default();
+        for piece in Piece::ALL {
+            let n = self.pieces(piece.color(), piece.role()).count();
+            if u32::from(self.piece_count[piece]) != n {
+                return Err("piece counts");
+            }
+            material_key ^= zobrist::material_of_count(piece, n);
+            if piece.role() != Role::Pawn {
+                npm[piece.color()] += n as i32 * psqt::mg_value(piece.role());
+            }
+        }
+        if material_key != c.material_key {
+            return Err("material key");
+        }
+        if npm != c.non_pawn_material {
+            return Err("non-pawn material");
+        }
+        if self.pieces(Color::White, Role::King).count() != 1 || self.pieces(Color::Black, Role::King).count() != 1 {
+            return Err("kings");
+        }
+        if c.ep_square.is_some() && self.compute_ep_square() != c.ep_square {
+            return Err("en-passant square");
+        }
+        if st.checkers != self.compute_checkers() {
+            return Err("checkers");
+        }
+        let (blockers, pinners, check_squares) = self.check_info();
+        if blockers != st.blockers_for_king {
+            return Err("blockers for king");
+        }
+        if pinners != st.pinners {
+            return Err("pinners");
+        }
+        if check_squares != st.check_squares {
+            return Err("check squares");
+        }
+        if c.castling_rights != 0 && !self.castling_rights_consistent() {
+            return Err("castling rights");
+        }
+        if self.is_attacked_by(self.side_to_move, self.king(!self.side_to_move), occupied) {
+            return Err("the side not to move is in check");
+        }
+        Ok(())
+    }
+
+    /// Whether a legal en-passant capture exists (what FEN output shows).
+    pub fn has_legal_en_passant(&self) -> bool {
+        let Some(ep) = self.ep_square() else { return false };
+        let us = self.side_to_move;
+        Iterator::any(&mut (pawn_attacks(!us, ep) & self.pieces(us, Role::Pawn)), |from| {
+            self.en_passant_is_legal(from, ep)
+        })
     }
 
     /// Every castling right still held has its king and rook in place.

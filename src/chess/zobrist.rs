@@ -291,6 +291,30 @@ pub fn material(piece: Piece, count: u32) -> u64 {
     PIECE_SQUARE[piece.to_usize()][(count & 63) as usize]
 }
 
+const fn material_cumulative_table() -> [[u64; 65]; 12] {
+    let table = piece_square_table();
+    let mut cum = [[0; 65]; 12];
+    let mut piece = 0;
+    while piece < 12 {
+        let mut n = 1;
+        while n < 65 {
+            cum[piece][n] = cum[piece][n - 1] ^ table[piece][(n - 1) & 63];
+            n += 1;
+        }
+        piece += 1;
+    }
+    cum
+}
+
+static MATERIAL_CUMULATIVE: [[u64; 65]; 12] = material_cumulative_table();
+
+/// The material-key contribution of `count` pieces of one kind: the xor of
+/// [`material`] for counts 0 to `count - 1`.
+#[inline]
+pub fn material_of_count(piece: Piece, count: u32) -> u64 {
+    MATERIAL_CUMULATIVE[piece.to_usize()][count.min(64) as usize]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod perft;
+mod replay;
 
 /// Bulk chess analysis: replay and verify game databases, label positions
 /// with a fixed-depth search, write compact checksummed records.
@@ -21,6 +22,9 @@ pub struct Cli {
 enum Command {
     /// Count leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::PerftArgs),
+    /// Replay and verify games: every move played, every key checked, every
+    /// bad game located.
+    Replay(replay::ReplayArgs),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an
@@ -29,6 +33,7 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Perft(args) => perft::run(args),
+        Command::Replay(args) => replay::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,235 @@
+//! `kibitz replay`: replay and verify game databases; report every rejected
+//! game with its location, and the speed.
+
+use std::{
+    fs::File,
+    io::{self, BufWriter, IsTerminal, Write},
+    path::PathBuf,
+    process::ExitCode,
+    time::Instant,
+};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::{
+    io::source::{ChunkConfig, Format, display_name},
+    pipeline::{
+        replay::{ReplayOptions, Replayer, Verify},
+        run::{self, Event, PipelineConfig},
+        stats::{FileSummary, Summary},
+    },
+};
+
+/// Arguments of `kibitz replay`.
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// Input files: PGN or EPD, plain, zstd or gzip (detected from the
+    /// bytes); `-` reads standard input.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// What to check after every move.
+    #[arg(long, value_enum, default_value_t = Verify::Keys)]
+    verify: Verify,
+    /// Read the inputs as this format instead of sniffing it.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write one JSON line per rejected game to FILE.
+    #[arg(long, value_name = "FILE")]
+    errors: Option<PathBuf>,
+    /// Write `game, ply, Polyglot key, FEN` (tab-separated) for every
+    /// position to FILE; games are numbered from 1 across all inputs.
+    #[arg(long, value_name = "FILE")]
+    keys: Option<PathBuf>,
+    /// Exit with code 2 if any game was rejected.
+    #[arg(long)]
+    strict: bool,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// `--format`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum FormatArg {
+    /// PGN games.
+    Pgn,
+    /// EPD positions, one per line.
+    Epd,
+}
+
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Pgn => Format::Pgn,
+            FormatArg::Epd => Format::Epd,
+        }
+    }
+}
+
+/// The default number of worker threads: the cores available.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Creates an output file, refusing to write into something that is not a
+/// regular file path (a directory).
+pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+/// A progress bar on stderr, hidden when `quiet` or stderr is not a
+/// terminal.
+pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
+    if quiet || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(t) => ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr_with_hz(4)),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)),
+    };
+    let style = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
+
+/// Runs `kibitz replay`.
+pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let config = PipelineConfig {
+        inputs: args.inputs.clone(),
+        format: args.format.map(Format::from),
+        threads,
+        chunk: ChunkConfig::default(),
+    };
+    let options = ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
+    let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
+    let mut errors_out = args.errors.as_ref().map(create_output).transpose()?;
+
+    let total: Option<u64> = args
+        .inputs
+        .iter()
+        .map(|p| if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) })
+        .sum();
+    let bar = progress_bar(total, args.quiet);
+
+    let mut summary = Summary {
+        files: args
+            .inputs
+            .iter()
+            .map(|p| FileSummary { name: display_name(p), ..FileSummary::default() })
+            .collect(),
+        threads,
+        verify: format!("{:?}", args.verify).to_lowercase(),
+        ..Summary::default()
+    };
+    let mut file_game_base = vec![0u64; args.inputs.len()];
+    let mut global_game_base = 0u64;
+    let mut done_bytes = 0u64;
+    let mut write_error: Option<io::Error> = None;
+    let start = Instant::now();
+
+    run::run(
+        &config,
+        || Replayer::new(options.clone()),
+        |replayer, chunk| match chunk.format {
+            Format::Pgn => replayer.replay_pgn_chunk(&chunk.data, chunk.offset, chunk.file),
+            Format::Epd => replayer.replay_epd_chunk(&chunk.data, chunk.offset, chunk.file),
+        },
+        |event| {
+            match event {
+                Event::Start { file, compression, format, .. } => {
+                    summary.files[file].compression = Some(compression);
+                    summary.files[file].format = Some(format);
+                }
+                Event::Chunk { file, input_pos, result, .. } => {
+                    summary.add(file, &result);
+                    let written = (|| -> io::Result<()> {
+                        if let Some(out) = keys_out.as_mut() {
+                            let mut lines = result.key_lines.split_inclusive(|&b| b == b'\n');
+                            for (g, &count) in result.key_line_counts.iter().enumerate() {
+                                let game_no = global_game_base + g as u64 + 1;
+                                for _ in 0..count {
+                                    if let Some(line) = lines.next() {
+                                        write!(out, "{game_no}\t")?;
+                                        out.write_all(line)?;
+                                    }
+                                }
+                            }
+                        }
+                        if let Some(out) = errors_out.as_mut() {
+                            for r in &result.rejected {
+                                let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+                                if let serde_json::Value::Object(map) = &mut v {
+                                    map.insert("file".into(), display_name(&args.inputs[r.file]).into());
+                                    map.insert("game".into(), (file_game_base[file] + r.local_game + 1).into());
+                                    map.insert("index".into(), (global_game_base + r.local_game).into());
+                                }
+                                writeln!(out, "{v}")?;
+                            }
+                        }
+                        Ok(())
+                    })();
+                    if let Err(e) = written {
+                        write_error = Some(e);
+                        return false;
+                    }
+                    file_game_base[file] += result.games;
+                    global_game_base += result.games;
+                    bar.set_position(done_bytes + input_pos);
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    bar.set_message(format!(
+                        "{} games, {:.2} M plies/s",
+                        summary.games,
+                        summary.plies as f64 / secs / 1e6
+                    ));
+                }
+                Event::Error { file, offset, message } => {
+                    let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+                    let line = format!("{}{at}: {message}", display_name(&args.inputs[file]));
+                    bar.suspend(|| eprintln!("kibitz: {line}"));
+                    summary.files[file].errors.push(format!("{}{at}", message));
+                    summary.input_errors += 1;
+                }
+                Event::End { file, bytes_in, bytes_out } => {
+                    summary.files[file].bytes = bytes_in;
+                    summary.files[file].text_bytes = bytes_out;
+                    summary.bytes += bytes_in;
+                    summary.text_bytes += bytes_out;
+                    done_bytes += bytes_in;
+                    bar.set_position(done_bytes);
+                }
+            }
+            true
+        },
+    );
+    bar.finish_and_clear();
+    summary.seconds = start.elapsed().as_secs_f64();
+    if let Some(e) = write_error {
+        return Err(e).context("writing output");
+    }
+    if let Some(mut out) = keys_out {
+        out.flush().context("writing --keys")?;
+    }
+    if let Some(mut out) = errors_out {
+        out.flush().context("writing --errors")?;
+    }
+    let mut stdout = io::stdout().lock();
+    if args.json {
+        writeln!(stdout, "{}", summary.to_json())?;
+    } else {
+        writeln!(stdout, "{summary}")?;
+    }
+    Ok(if args.strict && summary.rejected_games > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,785 @@
+//! Sources: bytes from files or standard input, decompressed, cut into
+//! chunks that end at game (or line) boundaries, ready to be parsed in
+//! parallel.
+//!
+//! * Plain regular files are memory-mapped (memmap2, sequential advice) and
+//!   chunks are ranges of the map: nothing is copied.
+//! * Pipes, character devices and standard input (`-`) are read with
+//!   `read`.
+//! * zstd is detected by its magic number (or a skippable frame's), gzip by
+//!   its own; file names do not matter. A zstd file of several frames
+//!   (pzstd, as Lichess publishes) is decoded a window of frames at a time
+//!   in parallel; a single frame streams through one decoder. Either way
+//!   the decoded text goes through a [`Splitter`] that re-synchronises on
+//!   the next tag section, so a frame may end mid-game.
+//!
+//! Memory stays bounded: chunks are about [`ChunkConfig::target`] bytes, a
+//! bounded channel limits how many are in flight, and a game longer than
+//! [`ChunkConfig::max_game`] is reported and skipped rather than buffered.
+
+use std::{
+    fs::File,
+    io::{self, BufRead, BufReader, Read},
+    ops::{Deref, Range},
+    path::Path,
+    sync::Arc,
+};
+
+use memmap2::{Advice, Mmap};
+use rayon::prelude::*;
+
+/// The text format of an input.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Portable Game Notation: games with tags and movetext.
+    Pgn,
+    /// Extended Position Description: one position per line.
+    Epd,
+}
+
+/// How an input is compressed, from its first bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Compression {
+    /// Not compressed.
+    Plain,
+    /// zstd (one or more frames, skippable frames allowed).
+    Zstd,
+    /// gzip (one or more members).
+    Gzip,
+}
+
+impl Compression {
+    /// Detects the compression from the first bytes of a stream.
+    pub fn detect(head: &[u8]) -> Compression {
+        match head {
+            [0x28, 0xb5, 0x2f, 0xfd, ..] => Compression::Zstd,
+            // Skippable frames: magic 0x184D2A50 to 0x184D2A5F.
+            [b0, 0x2a, 0x4d, 0x18, ..] if b0 & 0xf0 == 0x50 => Compression::Zstd,
+            [0x1f, 0x8b, ..] => Compression::Gzip,
+            _ => Compression::Plain,
+        }
+    }
+}
+
+/// Guesses the text format from the first bytes of the decompressed text:
+/// a first line shaped like a FEN board means EPD, anything else PGN.
+pub fn sniff_format(text: &[u8]) -> Format {
+    let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
+    let first = text
+        .split(|&b| b == b'\n')
+        .map(|l| l.trim_ascii())
+        .find(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .unwrap_or(b"");
+    let board = first.split(|b| b.is_ascii_whitespace()).next().unwrap_or(b"");
+    let looks_like_fen = board.iter().filter(|&&b| b == b'/').count() == 7
+        && board.iter().all(|&b| b == b'/' || b.is_ascii_digit() || b"pnbrqkPNBRQK".contains(&b));
+    if looks_like_fen { Format::Epd } else { Format::Pgn }
+}
+
+/// Chunking parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkConfig {
+    /// Preferred chunk size in bytes.
+    pub target: usize,
+    /// The largest game (or EPD line) kept whole; a longer one is skipped
+    /// with an error.
+    pub max_game: usize,
+    /// Zstd frames decoded at once when a file has several.
+    pub frame_window: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> ChunkConfig {
+        ChunkConfig { target: 1 << 20, max_game: 256 << 20, frame_window: 8 }
+    }
+}
+
+/// Bytes of a chunk: a range of a mapped file, or an owned buffer.
+#[derive(Clone, Debug)]
+pub enum ChunkData {
+    /// A range of a memory-mapped plain file.
+    Mapped(Arc<Mmap>, Range<usize>),
+    /// Decompressed or read bytes.
+    Owned(Vec<u8>),
+}
+
+impl Deref for ChunkData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ChunkData::Mapped(map, range) => &map[range.clone()],
+            ChunkData::Owned(v) => v,
+        }
+    }
+}
+
+impl ChunkData {
+    /// Tells the kernel the pages of a mapped chunk will not be read again,
+    /// so a long run over a large file keeps a small resident set.
+    pub fn release(&self) {
+        if let ChunkData::Mapped(map, range) = self {
+            let page = 4096;
+            let start = range.start.div_ceil(page) * page;
+            let end = range.end / page * page;
+            if end > start {
+                // Safety: the map is a read-only shared mapping of a file;
+                // MADV_DONTNEED only drops clean page-cache pages from this
+                // process, which are read back from the file if touched
+                // again. No reference into this range outlives the chunk's
+                // processing, which is finished when this is called.
+                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+            }
+        }
+    }
+}
+
+/// A piece of an input that holds whole games (or whole lines).
+#[derive(Debug)]
+pub struct Chunk {
+    /// Index of the input among those given.
+    pub file: usize,
+    /// The text format.
+    pub format: Format,
+    /// Offset of the chunk's first byte in the input's decompressed text.
+    pub offset: u64,
+    /// Bytes of the (compressed) input consumed when the chunk was cut, for
+    /// progress reports.
+    pub input_pos: u64,
+    /// The text.
+    pub data: ChunkData,
+}
+
+/// What reading an input produces, in order.
+#[derive(Debug)]
+pub enum InputEvent {
+    /// An input was opened.
+    Start {
+        /// Index of the input.
+        file: usize,
+        /// Its size on disk, when known.
+        size: Option<u64>,
+        /// Its compression.
+        compression: Compression,
+        /// Its text format.
+        format: Format,
+    },
+    /// A chunk of text.
+    Chunk(Chunk),
+    /// A problem that skips part or all of an input. The run goes on.
+    Error {
+        /// Index of the input.
+        file: usize,
+        /// Byte offset where it happened: in the compressed file for
+        /// decoding errors, in the text for oversized games.
+        offset: Option<u64>,
+        /// What went wrong.
+        message: String,
+    },
+    /// An input is finished.
+    End {
+        /// Index of the input.
+        file: usize,
+        /// Bytes read from the input.
+        bytes_in: u64,
+        /// Bytes of decompressed text.
+        bytes_out: u64,
+    },
+}
+
+/// Receives events; returns `false` to stop reading.
+pub type Emit<'a> = dyn FnMut(InputEvent) -> bool + 'a;
+
+/// Reads one input (a path, or `-` for standard input) and emits its
+/// events. Never fails: problems become [`InputEvent::Error`].
+pub fn read_input(file: usize, path: &Path, format: Option<Format>, config: &ChunkConfig, emit: &mut Emit<'_>) {
+    let mut reader = InputReader { file, config: *config, emit, stopped: false };
+    reader.run(path, format);
+}
+
+struct InputReader<'a, 'b> {
+    file: usize,
+    config: ChunkConfig,
+    emit: &'a mut Emit<'b>,
+    stopped: bool,
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counting<R> {
+    inner: R,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+impl InputReader<'_, '_> {
+    fn send(&mut self, event: InputEvent) {
+        if !self.stopped && !(self.emit)(event) {
+            self.stopped = true;
+        }
+    }
+
+    fn error(&mut self, offset: Option<u64>, message: String) {
+        let file = self.file;
+        self.send(InputEvent::Error { file, offset, message });
+    }
+
+    fn run(&mut self, path: &Path, format: Option<Format>) {
+        let file = self.file;
+        if path.as_os_str() == "-" {
+            let stdin = io::stdin();
+            let reader = BufReader::with_capacity(1 << 20, stdin.lock());
+            let (bytes_in, bytes_out) = self.stream(reader, None, format);
+            self.send(InputEvent::End { file, bytes_in, bytes_out });
+            return;
+        }
+        let opened = File::open(path).and_then(|f| f.metadata().map(|m| (f, m)));
+        let (handle, meta) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                self.error(None, format!("cannot open: {e}"));
+                self.send(InputEvent::End { file, bytes_in: 0, bytes_out: 0 });
+                return;
+            }
+        };
+        if meta.is_dir() {
+            self.error(None, "is a directory".into());
+            self.send(InputEvent::End { file, bytes_in: 0, bytes_out: 0 });
+            return;
+        }
+        if meta.is_file() && meta.len() > 0 {
+            // Safety: the map is read-only. Another process truncating the
+            // file while it is mapped would make reads past the new end fault
+            // (SIGBUS); that is the documented risk of mapping, shared with
+            // every mmap-based reader (ripgrep's `--mmap`).
+            match unsafe { Mmap::map(&handle) } {
+                Ok(map) => {
+                    let _ = map.advise(Advice::Sequential);
+                    let (bytes_in, bytes_out) = self.mapped(Arc::new(map), format);
+                    self.send(InputEvent::End { file, bytes_in, bytes_out });
+                    return;
+                }
+                Err(e) => {
+                    // Fall back to reading.
+                    let _ = e;
+                }
+            }
+        }
+        let reader = BufReader::with_capacity(1 << 20, handle);
+        let size = meta.is_file().then(|| meta.len());
+        let (bytes_in, bytes_out) = self.stream(reader, size, format);
+        self.send(InputEvent::End { file, bytes_in, bytes_out });
+    }
+
+    /// A mapped regular file: returns (bytes in, bytes out).
+    fn mapped(&mut self, map: Arc<Mmap>, format: Option<Format>) -> (u64, u64) {
+        let file = self.file;
+        let size = map.len() as u64;
+        let compression = Compression::detect(&map);
+        match compression {
+            Compression::Plain => {
+                let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
+                self.send(InputEvent::Start { file, size: Some(size), compression, format });
+                let mut start = 0;
+                let len = map.len();
+                while start < len && !self.stopped {
+                    let mut end = if len - start <= self.config.target {
+                        len
+                    } else {
+                        find_boundary(&map, start + self.config.target, format).unwrap_or(len)
+                    };
+                    if end - start > self.config.max_game + self.config.target {
+                        // No boundary for a long stretch: one huge game.
+                        // Skip it whole; the next chunk starts at the next
+                        // boundary.
+                        let skip_to = find_boundary(&map, start + 1, format).unwrap_or(len);
+                        self.error(
+                            Some(start as u64),
+                            format!(
+                                "game longer than {} MiB ({} bytes): skipped",
+                                self.config.max_game >> 20,
+                                skip_to - start
+                            ),
+                        );
+                        start = skip_to;
+                        continue;
+                    }
+                    if end < start {
+                        end = len;
+                    }
+                    self.send(InputEvent::Chunk(Chunk {
+                        file,
+                        format,
+                        offset: start as u64,
+                        input_pos: end as u64,
+                        data: ChunkData::Mapped(map.clone(), start..end),
+                    }));
+                    start = end;
+                }
+                (size, size)
+            }
+            Compression::Zstd => {
+                let frames = zstd_frames(&map);
+                if frames.len() > 1 {
+                    self.zstd_frames(&map, &frames, format)
+                } else {
+                    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    let counting = Counting { inner: &map[..], count: count.clone() };
+                    match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(1 << 17, counting)) {
+                        Ok(decoder) => {
+                            let out = self.split_stream(decoder, Some(size), compression, format, &count);
+                            (count.load(std::sync::atomic::Ordering::Relaxed), out)
+                        }
+                        Err(e) => {
+                            self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                            (0, 0)
+                        }
+                    }
+                }
+            }
+            Compression::Gzip => {
+                let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                let counting = Counting { inner: &map[..], count: count.clone() };
+                let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 17, counting));
+                let out = self.split_stream(decoder, Some(size), compression, format, &count);
+                (count.load(std::sync::atomic::Ordering::Relaxed), out)
+            }
+        }
+    }
+
+    /// A stream (stdin, pipe, device, or a file that could not be mapped).
+    fn stream<R: BufRead>(&mut self, mut reader: R, size: Option<u64>, format: Option<Format>) -> (u64, u64) {
+        let head = match reader.fill_buf() {
+            Ok(h) => h,
+            Err(e) => {
+                self.error(Some(0), format!("cannot read: {e}"));
+                return (0, 0);
+            }
+        };
+        let compression = Compression::detect(head);
+        let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counting = Counting { inner: reader, count: count.clone() };
+        let out = match compression {
+            Compression::Plain => self.split_stream(counting, size, compression, format, &count),
+            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(BufReader::new(counting)) {
+                Ok(d) => self.split_stream(d, size, compression, format, &count),
+                Err(e) => {
+                    self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                    0
+                }
+            },
+            Compression::Gzip => {
+                let d = flate2::read::MultiGzDecoder::new(BufReader::new(counting));
+                self.split_stream(d, size, compression, format, &count)
+            }
+        };
+        (count.load(std::sync::atomic::Ordering::Relaxed), out)
+    }
+
+    /// Cuts a decoded stream into chunks. Returns the bytes of text.
+    fn split_stream<R: Read>(
+        &mut self,
+        mut reader: R,
+        size: Option<u64>,
+        compression: Compression,
+        format: Option<Format>,
+        count: &std::sync::atomic::AtomicU64,
+    ) -> u64 {
+        let file = self.file;
+        let mut splitter: Option<Splitter> = None;
+        let mut pending_start = Some((size, compression, format));
+        let mut buf = vec![0u8; 1 << 18];
+        loop {
+            if self.stopped {
+                break;
+            }
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Hand over what was decoded, then report where it broke.
+                    self.flush_splitter(&mut splitter, count);
+                    let at = count.load(std::sync::atomic::Ordering::Relaxed);
+                    self.error(
+                        Some(at),
+                        format!("{} data broken near compressed byte {at}: {e}", compression_name(compression)),
+                    );
+                    return splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                }
+            };
+            let data = &buf[..n];
+            if let Some((size, compression, format)) = pending_start.take() {
+                let format = format.unwrap_or_else(|| sniff_format(data));
+                self.send(InputEvent::Start { file, size, compression, format });
+                splitter = Some(Splitter::new(format, self.config));
+            }
+            if let Some(s) = splitter.as_mut() {
+                s.buf.extend_from_slice(data);
+            }
+            self.drain_splitter(&mut splitter, count, false);
+        }
+        if let Some((size, compression, format)) = pending_start.take() {
+            // Empty input.
+            self.send(InputEvent::Start { file, size, compression, format: format.unwrap_or(Format::Pgn) });
+            return 0;
+        }
+        self.flush_splitter(&mut splitter, count);
+        splitter.map_or(0, |s| s.offset + s.buf.len() as u64)
+    }
+
+    fn drain_splitter(&mut self, splitter: &mut Option<Splitter>, count: &std::sync::atomic::AtomicU64, last: bool) {
+        let Some(s) = splitter.as_mut() else { return };
+        loop {
+            match s.next(last) {
+                SplitResult::Chunk(offset, data) => {
+                    let input_pos = count.load(std::sync::atomic::Ordering::Relaxed);
+                    let file = self.file;
+                    let format = s.format;
+                    self.send(InputEvent::Chunk(Chunk {
+                        file,
+                        format,
+                        offset,
+                        input_pos,
+                        data: ChunkData::Owned(data),
+                    }));
+                }
+                SplitResult::Oversized(offset, len) => {
+                    let max = self.config.max_game >> 20;
+                    self.error(Some(offset), format!("game longer than {max} MiB ({len} bytes so far): skipped"));
+                }
+                SplitResult::NeedMore => break,
+            }
+            if self.stopped {
+                break;
+            }
+        }
+    }
+
+    fn flush_splitter(&mut self, splitter: &mut Option<Splitter>, count: &std::sync::atomic::AtomicU64) {
+        self.drain_splitter(splitter, count, true);
+    }
+
+    /// A zstd file of several frames: decode windows of frames in parallel,
+    /// then split the text in order.
+    fn zstd_frames(&mut self, map: &Mmap, frames: &[Range<usize>], format: Option<Format>) -> (u64, u64) {
+        let file = self.file;
+        let count = std::sync::atomic::AtomicU64::new(0);
+        let mut splitter: Option<Splitter> = None;
+        let mut started = false;
+        for window in frames.chunks(self.config.frame_window.max(1)) {
+            if self.stopped {
+                break;
+            }
+            let decoded: Vec<Result<Vec<u8>, String>> = window
+                .par_iter()
+                .map(|range| decode_frame(&map[range.clone()]).map_err(|e| e.to_string()))
+                .collect();
+            for (range, result) in window.iter().zip(decoded) {
+                match result {
+                    Ok(text) => {
+                        count.store(range.end as u64, std::sync::atomic::Ordering::Relaxed);
+                        if text.is_empty() {
+                            continue; // skippable frame
+                        }
+                        if !started {
+                            started = true;
+                            let format = format.unwrap_or_else(|| sniff_format(&text));
+                            self.send(InputEvent::Start {
+                                file,
+                                size: Some(map.len() as u64),
+                                compression: Compression::Zstd,
+                                format,
+                            });
+                            splitter = Some(Splitter::new(format, self.config));
+                        }
+                        if let Some(s) = splitter.as_mut() {
+                            s.buf.extend_from_slice(&text);
+                        }
+                        self.drain_splitter(&mut splitter, &count, false);
+                    }
+                    Err(e) => {
+                        self.flush_splitter(&mut splitter, &count);
+                        self.error(
+                            Some(range.start as u64),
+                            format!("zstd frame at compressed byte {} broken: {e}", range.start),
+                        );
+                        let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                        return (range.start as u64, out);
+                    }
+                }
+            }
+        }
+        if !started {
+            self.send(InputEvent::Start {
+                file,
+                size: Some(map.len() as u64),
+                compression: Compression::Zstd,
+                format: format.unwrap_or(Format::Pgn),
+            });
+        }
+        self.flush_splitter(&mut splitter, &count);
+        (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
+    }
+}
+
+fn compression_name(c: Compression) -> &'static str {
+    match c {
+        Compression::Plain => "plain",
+        Compression::Zstd => "zstd",
+        Compression::Gzip => "gzip",
+    }
+}
+
+/// The byte ranges of the frames of a zstd file (data and skippable
+/// frames). A range that cannot be sized ends the list with the rest of the
+/// file, which the decoder will then report as broken.
+pub fn zstd_frames(data: &[u8]) -> Vec<Range<usize>> {
+    let mut frames = Vec::new();
+    let mut pos = 0;
+    while pos < data.len() {
+        match zstd::zstd_safe::find_frame_compressed_size(&data[pos..]) {
+            Ok(n) if n > 0 => {
+                frames.push(pos..pos + n);
+                pos += n;
+            }
+            _ => {
+                frames.push(pos..data.len());
+                break;
+            }
+        }
+    }
+    frames
+}
+
+/// Decodes one zstd frame (a skippable frame gives no bytes).
+fn decode_frame(frame: &[u8]) -> io::Result<Vec<u8>> {
+    if let [b0, 0x2a, 0x4d, 0x18, ..] = frame
+        && b0 & 0xf0 == 0x50
+    {
+        return Ok(Vec::new());
+    }
+    let capacity = match zstd::zstd_safe::get_frame_content_size(frame) {
+        Ok(Some(n)) if n <= 1 << 30 => n as usize,
+        _ => frame.len() * 4,
+    };
+    let mut out = Vec::with_capacity(capacity);
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(frame)?.single_frame();
+    decoder.read_to_end(&mut out)?;
+    Ok(out)
+}
+
+/// What [`Splitter::next`] gives.
+enum SplitResult {
+    /// A chunk: its text offset and bytes.
+    Chunk(u64, Vec<u8>),
+    /// A game longer than the maximum was dropped: its offset and length.
+    Oversized(u64, usize),
+    /// Feed more bytes.
+    NeedMore,
+}
+
+/// Accumulates decoded text and cuts it at game boundaries.
+struct Splitter {
+    format: Format,
+    config: ChunkConfig,
+    buf: Vec<u8>,
+    /// Text offset of `buf[0]`.
+    offset: u64,
+    /// Skipping an oversized game until the next boundary.
+    skipping: bool,
+}
+
+impl Splitter {
+    fn new(format: Format, config: ChunkConfig) -> Splitter {
+        Splitter { format, config, buf: Vec::with_capacity(config.target * 2), offset: 0, skipping: false }
+    }
+
+    fn take(&mut self, end: usize) -> Vec<u8> {
+        let mut rest = Vec::with_capacity(self.config.target * 2);
+        rest.extend_from_slice(&self.buf[end..]);
+        let mut chunk = std::mem::replace(&mut self.buf, rest);
+        chunk.truncate(end);
+        self.offset += end as u64;
+        chunk
+    }
+
+    fn next(&mut self, last: bool) -> SplitResult {
+        if self.skipping {
+            match find_boundary(&self.buf, 1, self.format) {
+                Some(b) => {
+                    self.take(b);
+                    self.skipping = false;
+                }
+                None => {
+                    // Keep only a small tail (a boundary may straddle reads).
+                    let keep = self.buf.len().min(8);
+                    let drop = self.buf.len() - keep;
+                    self.buf.drain(..drop);
+                    self.offset += drop as u64;
+                    return SplitResult::NeedMore;
+                }
+            }
+        }
+        if self.buf.is_empty() {
+            return SplitResult::NeedMore;
+        }
+        if last {
+            let n = self.buf.len();
+            let offset = self.offset;
+            return SplitResult::Chunk(offset, self.take(n));
+        }
+        if self.buf.len() < self.config.target {
+            return SplitResult::NeedMore;
+        }
+        if let Some(b) = rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0) {
+            let offset = self.offset;
+            return SplitResult::Chunk(offset, self.take(b));
+        }
+        if self.buf.len() > self.config.max_game {
+            let offset = self.offset;
+            let len = self.buf.len();
+            self.skipping = true;
+            self.buf.clear();
+            self.offset += len as u64;
+            return SplitResult::Oversized(offset, len);
+        }
+        SplitResult::NeedMore
+    }
+}
+
+/// Whether the `[` at `pos` (at the start of a line, after a blank line)
+/// starts a new game: the last non-blank line before it is not a tag line
+/// (tag sections separated by blank lines are one game to the parser).
+fn starts_game(buf: &[u8], pos: usize) -> bool {
+    // Preceded by a blank line: "\n\n[" or "\n\r\n[".
+    let before = &buf[..pos];
+    let blank = before.ends_with(b"\n\n") || before.ends_with(b"\n\r\n");
+    if !blank {
+        return false;
+    }
+    let content = before.trim_ascii_end();
+    if content.is_empty() {
+        return false;
+    }
+    let line_start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
+    content[line_start] != b'['
+}
+
+/// The first boundary at or after `from`: for PGN the start of a game's tag
+/// section, for EPD the start of a line.
+pub fn find_boundary(buf: &[u8], from: usize, format: Format) -> Option<usize> {
+    if from >= buf.len() {
+        return None;
+    }
+    match format {
+        Format::Epd => memchr::memchr(b'\n', &buf[from - usize::from(from > 0)..])
+            .map(|i| from - usize::from(from > 0) + i + 1)
+            .filter(|&b| b < buf.len()),
+        Format::Pgn => {
+            let finder = memchr::memmem::Finder::new(b"\n[");
+            let mut at = from.saturating_sub(1);
+            while let Some(i) = finder.find(&buf[at..]) {
+                let pos = at + i + 1;
+                if pos >= from && starts_game(buf, pos) {
+                    return Some(pos);
+                }
+                at = pos;
+            }
+            None
+        }
+    }
+}
+
+/// The last boundary before `end`.
+fn rfind_boundary(buf: &[u8], end: usize, format: Format) -> Option<usize> {
+    match format {
+        Format::Epd => memchr::memrchr(b'\n', &buf[..end.min(buf.len())]).map(|i| i + 1),
+        Format::Pgn => {
+            let finder = memchr::memmem::FinderRev::new(b"\n[");
+            let mut until = end.min(buf.len());
+            while let Some(i) = finder.rfind(&buf[..until]) {
+                let pos = i + 1;
+                if starts_game(buf, pos) {
+                    return Some(pos);
+                }
+                until = i;
+            }
+            None
+        }
+    }
+}
+
+/// How an input is named in messages: its path, or `<stdin>` for `-`.
+pub fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" { "<stdin>".into() } else { path.display().to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_compression_by_magic() {
+        assert_eq!(Compression::detect(&[0x28, 0xb5, 0x2f, 0xfd, 0]), Compression::Zstd);
+        assert_eq!(Compression::detect(&[0x50, 0x2a, 0x4d, 0x18]), Compression::Zstd);
+        assert_eq!(Compression::detect(&[0x1f, 0x8b, 8]), Compression::Gzip);
+        assert_eq!(Compression::detect(b"[Event"), Compression::Plain);
+        assert_eq!(Compression::detect(b""), Compression::Plain);
+    }
+
+    #[test]
+    fn sniffs_format() {
+        assert_eq!(sniff_format(b"[Event \"x\"]\n1. e4 *\n"), Format::Pgn);
+        assert_eq!(sniff_format(b"\n8/8/8/8/8/8/8/K6k w - - bm Kb2;\n"), Format::Epd);
+        assert_eq!(sniff_format(b"1. e4 e5 *"), Format::Pgn);
+    }
+
+    #[test]
+    fn boundaries_skip_tag_only_blocks() {
+        let text = b"[A \"1\"]\n\n1. e4 *\n\n[B \"2\"]\n\n[C \"3\"]\n\n1. d4 *\n\n[D \"4\"]\n";
+        let first = find_boundary(text, 1, Format::Pgn).unwrap();
+        assert!(text[first..].starts_with(b"[B"));
+        // [C follows a tag-only block: same game to the parser.
+        let second = find_boundary(text, first + 1, Format::Pgn).unwrap();
+        assert!(text[second..].starts_with(b"[D"));
+        assert_eq!(rfind_boundary(text, text.len(), Format::Pgn), Some(second));
+        let crlf = b"[A \"1\"]\r\n\r\n1. e4 *\r\n\r\n[B \"2\"]\r\n";
+        assert!(crlf[find_boundary(crlf, 1, Format::Pgn).unwrap()..].starts_with(b"[B"));
+    }
+
+    #[test]
+    fn splitter_keeps_games_whole() {
+        let game = b"[Event \"x\"]\n\n1. e4 e5 2. Nf3 *\n\n";
+        let mut text = Vec::new();
+        for _ in 0..1000 {
+            text.extend_from_slice(game);
+        }
+        let config = ChunkConfig { target: 1000, max_game: 1 << 20, frame_window: 2 };
+        let mut s = Splitter::new(Format::Pgn, config);
+        let mut chunks = Vec::new();
+        for piece in text.chunks(777) {
+            s.buf.extend_from_slice(piece);
+            while let SplitResult::Chunk(off, c) = s.next(false) {
+                chunks.push((off, c));
+            }
+        }
+        while let SplitResult::Chunk(off, c) = s.next(true) {
+            chunks.push((off, c));
+        }
+        let joined: Vec<u8> = chunks.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+        assert_eq!(joined, text);
+        for (off, c) in &chunks {
+            assert!(c.starts_with(b"[Event"), "chunk at {off}");
+            assert_eq!(&text[*off as usize..*off as usize + c.len()], &c[..]);
+        }
+        assert!(chunks.len() > 10);
+    }
+}

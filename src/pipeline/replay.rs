@@ -1,0 +1,446 @@
+//! Replay: every game played move by move on one [`Position`] per worker,
+//! SAN resolved against our own legal moves, the incremental state checked
+//! against a from-scratch computation after every move, and every rejected
+//! game located by file, game number, byte offset and ply.
+//!
+//! ```
+//! use kibitz::pipeline::replay::{Replayer, ReplayOptions, Verify};
+//!
+//! let text = b"[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 b4 *\n";
+//! let mut replayer = Replayer::new(ReplayOptions { verify: Verify::Keys, ..ReplayOptions::default() });
+//! let out = replayer.replay_pgn_chunk(text, 0, 0);
+//! assert_eq!((out.games, out.plies, out.rejected.len()), (2, 4, 1));
+//! assert_eq!(out.rejected[0].ply, 2);
+//! assert_eq!(out.rejected[0].san, "b4");
+//! ```
+
+use std::{collections::BTreeMap, fmt::Write as _};
+
+use crate::{
+    chess::{
+        fen::FenOptions,
+        mv::Move,
+        position::{CastlingMode, Position},
+        san::SanError,
+    },
+    io::{
+        epd::EpdLine,
+        pgn::{GameReader, MoveToken, ParsedGame},
+    },
+};
+
+/// How much to check while replaying.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Verify {
+    /// Replay only.
+    None,
+    /// After every move, every incremental field equals its from-scratch
+    /// value.
+    #[default]
+    Keys,
+    /// Keys, and each game unwound to its start must equal the start.
+    Undo,
+}
+
+/// Why a game was rejected.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RejectKind {
+    /// A move no legal move matches.
+    IllegalMove,
+    /// A move several legal moves match.
+    AmbiguousMove,
+    /// A token that is no chess move (a piece drop).
+    UnsupportedMove,
+    /// A null move while in check.
+    NullMoveInCheck,
+    /// The `[FEN]` tag (or EPD line) is not a valid position.
+    BadPosition,
+    /// The PGN text could not be parsed.
+    ParseError,
+    /// The incremental state differed from the from-scratch state (a bug in
+    /// kibitz: please report it).
+    VerifyFailed,
+}
+
+impl RejectKind {
+    /// The name used in summaries and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            RejectKind::IllegalMove => "illegal_move",
+            RejectKind::AmbiguousMove => "ambiguous_move",
+            RejectKind::UnsupportedMove => "unsupported_move",
+            RejectKind::NullMoveInCheck => "null_move_in_check",
+            RejectKind::BadPosition => "bad_position",
+            RejectKind::ParseError => "parse_error",
+            RejectKind::VerifyFailed => "verify_failed",
+        }
+    }
+}
+
+/// A rejected game (or EPD line), with where to find it.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
+pub struct Rejected {
+    /// Index of the input file.
+    #[serde(skip)]
+    pub file: usize,
+    /// Game number within the chunk (0-based); the sink makes it global.
+    #[serde(skip)]
+    pub local_game: u64,
+    /// Byte offset of the game in the input's text.
+    pub offset: u64,
+    /// The ply of the offending move (1 = White's first move); 0 for the
+    /// start position.
+    pub ply: u32,
+    /// The move as written (empty for position errors).
+    pub san: String,
+    /// The kind of problem.
+    pub kind: RejectKind,
+    /// Details.
+    pub reason: String,
+    /// `[Event]`.
+    pub event: String,
+    /// `[Site]`.
+    pub site: String,
+    /// `[White]`.
+    pub white: String,
+    /// `[Black]`.
+    pub black: String,
+}
+
+/// Options of a replay.
+#[derive(Clone, Debug, Default)]
+pub struct ReplayOptions {
+    /// What to check.
+    pub verify: Verify,
+    /// Collect `ply, key, FEN` lines for every position.
+    pub keys: bool,
+    /// Parse `[%eval]` and `[%clk]` comments.
+    pub annotations: bool,
+}
+
+/// What a chunk gave.
+#[derive(Clone, Debug, Default)]
+pub struct ChunkOutcome {
+    /// Games (or EPD positions) read, skipped variants included.
+    pub games: u64,
+    /// Plies replayed (in rejected games too, up to the bad move).
+    pub plies: u64,
+    /// Games rejected.
+    pub rejected: Vec<Rejected>,
+    /// Games skipped because of their variant, by variant name.
+    pub skipped_variants: BTreeMap<String, u64>,
+    /// Null moves played (not in check), which python-chess plays too.
+    pub null_moves: u64,
+    /// Chess960 games.
+    pub chess960_games: u64,
+    /// With keys on: for each game, its lines `ply\tkey\tFEN\n` ...
+    pub key_lines: Vec<u8>,
+    /// ... and how many lines each game has (game order).
+    pub key_line_counts: Vec<u32>,
+}
+
+/// What a `[Variant]` tag asks for.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum VariantKind {
+    /// Standard chess (also "From Position").
+    Standard,
+    /// Chess960.
+    Chess960,
+    /// Anything else: skipped.
+    Other,
+}
+
+/// Reads a `[Variant]` tag value.
+pub fn variant_kind(value: &[u8]) -> VariantKind {
+    let v = String::from_utf8_lossy(value).trim().to_ascii_lowercase();
+    match v.as_str() {
+        "" | "standard" | "chess" | "normal" | "from position" | "fromposition" => VariantKind::Standard,
+        "chess960" | "chess 960" | "960" | "fischerandom" | "fischer random" | "fischerrandom" | "frc" => {
+            VariantKind::Chess960
+        }
+        _ => VariantKind::Other,
+    }
+}
+
+/// The starting position a game's tags ask for.
+pub fn start_position(game: &ParsedGame) -> Result<Position, String> {
+    let chess960 = variant_kind(&game.variant) == VariantKind::Chess960;
+    match &game.fen {
+        Some(fen) => {
+            let options = FenOptions {
+                castling_mode: chess960.then_some(CastlingMode::Chess960),
+                drop_invalid_castling: true,
+            };
+            Position::from_fen_with(fen, options).map_err(|e| e.to_string())
+        }
+        None => {
+            let mut pos = Position::startpos();
+            pos.set_chess960(chess960);
+            Ok(pos)
+        }
+    }
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A worker's replay state: one position and buffers reused game to game.
+pub struct Replayer {
+    options: ReplayOptions,
+    made: Vec<Move>,
+}
+
+impl Replayer {
+    /// A replayer with these options.
+    pub fn new(options: ReplayOptions) -> Replayer {
+        Replayer { options, made: Vec::with_capacity(512) }
+    }
+
+    fn push_key_line(&self, out: &mut ChunkOutcome, pos: &Position, ply: u32) {
+        let _ = writeln!(KeyWriter(&mut out.key_lines), "{ply}\t{:016x}\t{}", pos.key(), pos.fen());
+    }
+
+    /// Replays every game of a chunk of PGN text. `base` is the chunk's
+    /// offset in its input, `file` the input's index.
+    pub fn replay_pgn_chunk(&mut self, text: &[u8], base: u64, file: usize) -> ChunkOutcome {
+        let mut out = ChunkOutcome::default();
+        let no_tags: [Vec<u8>; 0] = [];
+        let mut reader = GameReader::new(text, base, &no_tags);
+        reader.set_annotations(self.options.annotations);
+        loop {
+            let before = reader.position();
+            match reader.next_game() {
+                Ok(Some(game)) => {
+                    let local = out.games;
+                    out.games += 1;
+                    self.replay_game(game, file, local, &mut out);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    // pgn-reader gave up on this game (an unterminated tag):
+                    // count it rejected and go on with the next.
+                    let local = out.games;
+                    out.games += 1;
+                    out.rejected.push(Rejected {
+                        file,
+                        local_game: local,
+                        offset: before,
+                        ply: 0,
+                        san: String::new(),
+                        kind: RejectKind::ParseError,
+                        reason: e.to_string(),
+                        event: String::new(),
+                        site: String::new(),
+                        white: String::new(),
+                        black: String::new(),
+                    });
+                    if self.options.keys {
+                        out.key_line_counts.push(0);
+                    }
+                    if reader.position() == before {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Replays one parsed game, adding to `out`.
+    pub fn replay_game(&mut self, game: &ParsedGame, file: usize, local: u64, out: &mut ChunkOutcome) {
+        let mut key_count = 0u32;
+        let reject = |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
+            out.rejected.push(Rejected {
+                file,
+                local_game: local,
+                offset: game.offset,
+                ply,
+                san,
+                kind,
+                reason,
+                event: lossy(&game.event),
+                site: lossy(&game.site),
+                white: lossy(&game.white),
+                black: lossy(&game.black),
+            });
+        };
+        let variant = variant_kind(&game.variant);
+        if variant == VariantKind::Other {
+            *out.skipped_variants.entry(lossy(&game.variant)).or_default() += 1;
+            if self.options.keys {
+                out.key_line_counts.push(0);
+            }
+            return;
+        }
+        let mut pos = match start_position(game) {
+            Ok(p) => p,
+            Err(e) => {
+                reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
+                if self.options.keys {
+                    out.key_line_counts.push(0);
+                }
+                return;
+            }
+        };
+        if pos.is_chess960() {
+            out.chess960_games += 1;
+        }
+        let start = (self.options.verify == Verify::Undo).then(|| pos.clone());
+        if self.options.keys {
+            self.push_key_line(out, &pos, 0);
+            key_count += 1;
+        }
+        self.made.clear();
+        for (i, token) in game.moves.iter().enumerate() {
+            let ply = i as u32 + 1;
+            let san = match token {
+                MoveToken::San(san) => *san,
+                MoveToken::Unsupported => {
+                    reject(
+                        out,
+                        ply,
+                        game.move_text[i].to_string(),
+                        RejectKind::UnsupportedMove,
+                        "not a chess move".into(),
+                    );
+                    break;
+                }
+            };
+            let m = match san.to_move(&pos) {
+                Ok(m) => m,
+                Err(SanError::NullMove) => {
+                    if pos.in_check() {
+                        reject(
+                            out,
+                            ply,
+                            game.move_text[i].to_string(),
+                            RejectKind::NullMoveInCheck,
+                            format!("null move while in check in {}", pos.fen()),
+                        );
+                        break;
+                    }
+                    out.null_moves += 1;
+                    Move::NULL
+                }
+                Err(e) => {
+                    let kind = match e {
+                        SanError::Ambiguous => RejectKind::AmbiguousMove,
+                        _ => RejectKind::IllegalMove,
+                    };
+                    reject(out, ply, game.move_text[i].to_string(), kind, format!("{e} in {}", pos.fen()));
+                    break;
+                }
+            };
+            if m.is_null() {
+                pos.do_null_move();
+            } else {
+                pos.do_move(m);
+            }
+            self.made.push(m);
+            out.plies += 1;
+            if self.options.verify != Verify::None
+                && let Err(field) = pos.verify_state()
+            {
+                reject(
+                    out,
+                    ply,
+                    game.move_text[i].to_string(),
+                    RejectKind::VerifyFailed,
+                    format!("incremental {field} differs from its from-scratch value after this move"),
+                );
+                break;
+            }
+            if self.options.keys {
+                self.push_key_line(out, &pos, ply);
+                key_count += 1;
+            }
+        }
+        if let Some(start) = start {
+            for &m in self.made.iter().rev() {
+                if m.is_null() {
+                    pos.undo_null_move();
+                } else {
+                    pos.undo_move(m);
+                }
+            }
+            if pos != start {
+                reject(
+                    out,
+                    0,
+                    String::new(),
+                    RejectKind::VerifyFailed,
+                    "unwinding the game did not restore its start position".into(),
+                );
+            }
+        }
+        if self.options.keys {
+            out.key_line_counts.push(key_count);
+        }
+    }
+
+    /// Checks every line of a chunk of EPD text: one "game" per line.
+    pub fn replay_epd_chunk(&mut self, text: &[u8], base: u64, file: usize) -> ChunkOutcome {
+        let mut out = ChunkOutcome::default();
+        let mut offset = 0usize;
+        for raw in text.split_inclusive(|&b| b == b'\n') {
+            let line_offset = base + offset as u64;
+            offset += raw.len();
+            let Some(parsed) = EpdLine::parse(raw) else { continue };
+            let local = out.games;
+            out.games += 1;
+            let result = parsed.map_err(|e| e.to_string()).and_then(|l| l.position().map_err(|e| e.to_string()));
+            match result {
+                Ok(pos) => {
+                    if pos.is_chess960() {
+                        out.chess960_games += 1;
+                    }
+                    if self.options.verify != Verify::None
+                        && let Err(field) = pos.verify_state()
+                    {
+                        out.rejected.push(epd_reject(file, local, line_offset, RejectKind::VerifyFailed, field.into()));
+                    }
+                    if self.options.keys {
+                        self.push_key_line(&mut out, &pos, 0);
+                        out.key_line_counts.push(1);
+                    }
+                }
+                Err(e) => {
+                    out.rejected.push(epd_reject(file, local, line_offset, RejectKind::BadPosition, e));
+                    if self.options.keys {
+                        out.key_line_counts.push(0);
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+fn epd_reject(file: usize, local: u64, offset: u64, kind: RejectKind, reason: String) -> Rejected {
+    Rejected {
+        file,
+        local_game: local,
+        offset,
+        ply: 0,
+        san: String::new(),
+        kind,
+        reason,
+        event: String::new(),
+        site: String::new(),
+        white: String::new(),
+        black: String::new(),
+    }
+}
+
+/// `fmt::Write` into a byte buffer.
+struct KeyWriter<'a>(&'a mut Vec<u8>);
+
+impl std::fmt::Write for KeyWriter<'_> {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}

@@ -1,0 +1,220 @@
+//! The parallel, ordered pipeline: one reader thread cuts the inputs into
+//! chunks, worker threads process chunks (parse and replay, or more), and
+//! the calling thread receives the results in input order.
+//!
+//! ```text
+//! reader thread ──jobs──► workers (each owns its state) ──results──► caller
+//!      ▲                                                        │ reorders by
+//!      └──────────────── permits (bounds chunks in flight) ─────┘ sequence number
+//! ```
+//!
+//! A fixed number of permits bounds the chunks between the reader and the
+//! caller, so memory stays bounded however large the input and however slow
+//! one chunk is. With one thread everything runs on the calling thread.
+
+use std::{
+    collections::BTreeMap,
+    path::PathBuf,
+    sync::atomic::{AtomicBool, Ordering},
+};
+
+use crossbeam_channel::bounded;
+
+use crate::io::source::{self, Chunk, ChunkConfig, Compression, Format, InputEvent};
+
+/// What the caller receives, in input order.
+#[derive(Debug)]
+pub enum Event<R> {
+    /// An input was opened.
+    Start {
+        /// Index of the input.
+        file: usize,
+        /// Its size on disk, when known.
+        size: Option<u64>,
+        /// Its compression.
+        compression: Compression,
+        /// Its text format.
+        format: Format,
+    },
+    /// A chunk was processed.
+    Chunk {
+        /// Index of the input.
+        file: usize,
+        /// Offset of the chunk in the input's text.
+        offset: u64,
+        /// Length of the chunk's text.
+        len: u64,
+        /// Bytes of the input consumed so far (for progress).
+        input_pos: u64,
+        /// What the worker made of it.
+        result: R,
+    },
+    /// A problem with an input (the run goes on).
+    Error {
+        /// Index of the input.
+        file: usize,
+        /// Where, when known.
+        offset: Option<u64>,
+        /// What went wrong.
+        message: String,
+    },
+    /// An input is finished.
+    End {
+        /// Index of the input.
+        file: usize,
+        /// Bytes read.
+        bytes_in: u64,
+        /// Bytes of text.
+        bytes_out: u64,
+    },
+}
+
+/// Pipeline settings.
+#[derive(Clone, Debug)]
+pub struct PipelineConfig {
+    /// The inputs, in order (`-` is standard input).
+    pub inputs: Vec<PathBuf>,
+    /// Force a text format instead of sniffing it.
+    pub format: Option<Format>,
+    /// Worker threads (1: everything on the calling thread).
+    pub threads: usize,
+    /// Chunking.
+    pub chunk: ChunkConfig,
+}
+
+/// Runs the pipeline. `init` makes each worker's state, `work` processes a
+/// chunk, `on_event` receives everything in input order on the calling
+/// thread and returns `false` to stop early.
+pub fn run<S, R, I, W, E>(config: &PipelineConfig, init: I, work: W, mut on_event: E)
+where
+    R: Send,
+    I: Fn() -> S + Sync,
+    W: Fn(&mut S, &Chunk) -> R + Sync,
+    E: FnMut(Event<R>) -> bool,
+{
+    let threads = config.threads.max(1);
+    if threads == 1 {
+        let mut state = init();
+        let mut go_on = true;
+        for (file, path) in config.inputs.iter().enumerate() {
+            if !go_on {
+                break;
+            }
+            source::read_input(file, path, config.format, &config.chunk, &mut |event| {
+                let event = match event {
+                    InputEvent::Chunk(chunk) => {
+                        let result = work(&mut state, &chunk);
+                        chunk.data.release();
+                        chunk_event(&chunk, result)
+                    }
+                    other => pass_through(other),
+                };
+                go_on = on_event(event);
+                go_on
+            });
+        }
+        return;
+    }
+
+    let in_flight = threads * 4;
+    let stop = AtomicBool::new(false);
+    let (permit_tx, permit_rx) = bounded::<()>(in_flight);
+    for _ in 0..in_flight {
+        let _ = permit_tx.send(());
+    }
+    let (job_tx, job_rx) = bounded::<(u64, InputEvent)>(in_flight);
+    let (result_tx, result_rx) = bounded::<(u64, Event<R>)>(in_flight);
+
+    std::thread::scope(|scope| {
+        // Reader.
+        let stop_ref = &stop;
+        let permit_rx_reader = permit_rx.clone();
+        let job_tx_reader = job_tx.clone();
+        scope.spawn(move || {
+            let mut seq = 0u64;
+            for (file, path) in config.inputs.iter().enumerate() {
+                if stop_ref.load(Ordering::Relaxed) {
+                    break;
+                }
+                source::read_input(file, path, config.format, &config.chunk, &mut |event| {
+                    if stop_ref.load(Ordering::Relaxed) || permit_rx_reader.recv().is_err() {
+                        return false;
+                    }
+                    let ok = job_tx_reader.send((seq, event)).is_ok();
+                    seq += 1;
+                    ok
+                });
+            }
+        });
+        drop(job_tx);
+
+        // Workers.
+        for _ in 0..threads {
+            let job_rx = job_rx.clone();
+            let result_tx = result_tx.clone();
+            let init = &init;
+            let work = &work;
+            scope.spawn(move || {
+                let mut state = init();
+                for (seq, event) in job_rx {
+                    let event = match event {
+                        InputEvent::Chunk(chunk) => {
+                            let result = work(&mut state, &chunk);
+                            chunk.data.release();
+                            chunk_event(&chunk, result)
+                        }
+                        other => pass_through(other),
+                    };
+                    if result_tx.send((seq, event)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(result_tx);
+        drop(job_rx);
+
+        // The caller's side: restore input order.
+        let mut permits = Some(permit_tx);
+        let mut pending: BTreeMap<u64, Event<R>> = BTreeMap::new();
+        let mut next = 0u64;
+        for (seq, event) in result_rx.iter() {
+            if permits.is_none() {
+                continue; // Stopped: drain so the workers can finish.
+            }
+            pending.insert(seq, event);
+            while let Some(event) = pending.remove(&next) {
+                next += 1;
+                if !on_event(event) {
+                    stop.store(true, Ordering::Relaxed);
+                    // Dropping the permits wakes a reader waiting for one.
+                    permits = None;
+                    pending.clear();
+                    break;
+                }
+                if let Some(p) = &permits {
+                    let _ = p.try_send(());
+                }
+            }
+        }
+    });
+}
+
+fn chunk_event<R>(chunk: &Chunk, result: R) -> Event<R> {
+    Event::Chunk {
+        file: chunk.file,
+        offset: chunk.offset,
+        len: chunk.data.len() as u64,
+        input_pos: chunk.input_pos,
+        result,
+    }
+}
+
+fn pass_through<R>(event: InputEvent) -> Event<R> {
+    match event {
+        InputEvent::Start { file, size, compression, format } => Event::Start { file, size, compression, format },
+        InputEvent::Error { file, offset, message } => Event::Error { file, offset, message },
+        InputEvent::End { file, bytes_in, bytes_out } => Event::End { file, bytes_in, bytes_out },
+        InputEvent::Chunk(_) => unreachable!("chunks are processed, not passed through"),
+    }
+}
