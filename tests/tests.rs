@@ -8,4 +8,5 @@ mod keys;
 mod perft;
 mod playout;
 mod props;
+mod replay;
 mod util;

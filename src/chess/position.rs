@@ -40,16 +40,18 @@ use crate::chess::{
     zobrist,
 };
 
-/// Capacity of the state stack reserved when a position is created. Enough
-/// for a search from a long game without reallocating; longer games grow it.
-const STATE_CAPACITY: usize = 1024;
+/// Capacity of the state stack reserved when a position is created (18 KiB):
+/// a game or a search deeper than this grows it once. (1024 states cost a
+/// 147 KiB allocation per position, which glibc serves with mmap: slow when
+/// a replay sets up a position per game.)
+const STATE_CAPACITY: usize = 128;
 
 /// Piece values used by static exchange evaluation ([`Position::see_ge`]).
 pub const SEE_VALUE: ByRole<i32> =
     ByRole { pawn: 100, knight: 320, bishop: 330, rook: 500, queen: 950, king: 0 };
 
 /// A chess position, standard or Chess960, with its history of states.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(PartialEq, Eq)]
 pub struct Position {
     pub(crate) board: [Option<Piece>; 64],
     pub(crate) by_role: ByRole<Bitboard>,
@@ -73,6 +75,44 @@ pub struct Position {
     /// the corner), which allows a faster legality test.
     pub(crate) castling_standard: [bool; 4],
     pub(crate) states: Vec<StateInfo>,
+}
+
+impl Clone for Position {
+    fn clone(&self) -> Position {
+        let mut states = Vec::with_capacity(self.states.len().max(STATE_CAPACITY));
+        states.extend_from_slice(&self.states);
+        Position { states, ..self.shallow_copy() }
+    }
+
+    /// Reuses `self`'s state stack: replaying many games on one position
+    /// allocates nothing.
+    fn clone_from(&mut self, source: &Position) {
+        let states = std::mem::take(&mut self.states);
+        *self = Position { states, ..source.shallow_copy() };
+        self.states.clear();
+        self.states.extend_from_slice(&source.states);
+    }
+}
+
+impl Position {
+    /// Every field but the state stack.
+    fn shallow_copy(&self) -> Position {
+        Position {
+            board: self.board,
+            by_role: self.by_role,
+            by_color: self.by_color,
+            piece_count: self.piece_count,
+            side_to_move: self.side_to_move,
+            game_ply: self.game_ply,
+            chess960: self.chess960,
+            castling_rights_mask: self.castling_rights_mask,
+            castling_rook: self.castling_rook,
+            castling_path: self.castling_path,
+            castling_king_path: self.castling_king_path,
+            castling_standard: self.castling_standard,
+            states: Vec::new(),
+        }
+    }
 }
 
 /// How castling rights are written and read.
@@ -127,7 +167,13 @@ impl Position {
 
     /// The standard starting position.
     pub fn startpos() -> Position {
-        Position::from_fen(crate::chess::fen::STARTPOS).expect("the start position is valid")
+        static STARTPOS: std::sync::OnceLock<Position> = std::sync::OnceLock::new();
+        STARTPOS
+            .get_or_init(|| {
+                Position::from_fen(crate::chess::fen::STARTPOS)
+                    .expect("the start position is valid")
+            })
+            .clone()
     }
 
     // ---------------------------------------------------------------------
@@ -780,20 +826,50 @@ impl Position {
         let from = m.from();
         let to = m.to();
 
-        if m.kind() != MoveKind::Normal {
-            let mut list = MoveList::new();
-            self.generate_legal(&mut list);
-            return list.contains(m);
-        }
-        // A normal move carries no promotion bits.
-        if m.to_u16() & 0x3000 != 0 {
-            return false;
-        }
         let Some(pc) = self.board[from.to_usize()] else { return false };
-        if pc.color() != us || self.by_color[us].contains(to) {
+        if pc.color() != us {
             return false;
         }
         let occupied = self.occupied();
+        match m.kind() {
+            MoveKind::Normal => {
+                // A normal move carries no promotion bits.
+                if m.to_u16() & 0x3000 != 0 {
+                    return false;
+                }
+            }
+            MoveKind::Castling => {
+                // The king takes a rook it may castle with, over an empty
+                // path; `legal` judges the attacks.
+                if pc.role() != Role::King || m.to_u16() & 0x3000 != 0 {
+                    return false;
+                }
+                let side = if to > from { CastlingSide::KingSide } else { CastlingSide::QueenSide };
+                let index = usize::from(us as u8 * 2 + side as u8);
+                return self.castling_rights() & castling_bit(us, side) != 0
+                    && self.castling_rook[index] == Some(to)
+                    && (self.castling_path[index] & occupied).is_empty()
+                    && !self.in_check();
+            }
+            MoveKind::EnPassant => {
+                // `legal` checks the king in full, evasions included.
+                return pc.role() == Role::Pawn
+                    && m.to_u16() & 0x3000 == 0
+                    && self.ep_square() == Some(to)
+                    && pawn_attacks(us, from).contains(to);
+            }
+            MoveKind::Promotion => {
+                if pc.role() != Role::Pawn || to.rank() != Rank::Eighth.relative(us) {
+                    return false;
+                }
+                let single = from.offset(pawn_push(us)) == Some(to) && !occupied.contains(to);
+                let capture = (pawn_attacks(us, from) & self.by_color[them]).contains(to);
+                return (single || capture) && self.answers_check(pc, to);
+            }
+        }
+        if self.by_color[us].contains(to) {
+            return false;
+        }
         if pc.role() == Role::Pawn {
             if (Bitboard::RANK_1 | Bitboard::RANK_8).contains(to) {
                 return false;
@@ -811,21 +887,40 @@ impl Position {
         } else if !crate::chess::attacks::attacks(pc.role(), from, occupied).contains(to) {
             return false;
         }
-        let checkers = self.checkers();
-        if checkers.any() {
-            if pc.role() != Role::King {
-                if checkers.more_than_one() {
-                    return false;
-                }
-                let checker = checkers.lsb();
-                if !(between(self.king(us), checker) | checker).contains(to) {
-                    return false;
-                }
-            } else if self.is_attacked_by(them, to, occupied ^ from) {
-                return false;
-            }
+        if pc.role() == Role::King {
+            return !self.in_check() || !self.is_attacked_by(them, to, occupied ^ from);
         }
-        true
+        self.answers_check(pc, to)
+    }
+
+    /// Whether the piece `pc` of the side to move may legally go from `from`
+    /// to `to`, given that its geometry is right and `to` holds no piece of
+    /// ours (as SAN resolution knows from the attack sets it searched).
+    #[inline]
+    pub(crate) fn legal_geometric_move(&self, pc: Piece, from: Square, to: Square) -> bool {
+        let us = self.side_to_move;
+        if pc.role() == Role::King {
+            return !self.is_attacked_by(!us, to, self.occupied() ^ from);
+        }
+        self.answers_check(pc, to)
+            && (!self.st().blockers_for_king[us].contains(from)
+                || line(from, to).contains(self.king(us)))
+    }
+
+    /// For a move of a piece other than the king to `to`: true when not in
+    /// check, else whether it captures or blocks the single checker.
+    #[inline]
+    fn answers_check(&self, pc: Piece, to: Square) -> bool {
+        let checkers = self.checkers();
+        if checkers.is_empty() {
+            return true;
+        }
+        debug_assert!(pc.role() != Role::King);
+        if checkers.more_than_one() {
+            return false;
+        }
+        let checker = checkers.lsb();
+        (between(self.king(pc.color()), checker) | checker).contains(to)
     }
 
     /// Whether `m` is legal here: any 16-bit value is accepted.
@@ -1133,7 +1228,10 @@ impl Position {
     /// The material key computed from the piece counts.
     pub fn compute_material_key(&self) -> u64 {
         Piece::ALL.iter().fold(0, |key, &piece| {
-            key ^ zobrist::material_of_count(piece, self.pieces(piece.color(), piece.role()).count())
+            key ^ zobrist::material_of_count(
+                piece,
+                self.pieces(piece.color(), piece.role()).count(),
+            )
         })
     }
 
@@ -1267,35 +1365,52 @@ impl Position {
         let st = self.st();
         let c = &st.copied;
         let occupied = self.occupied();
-        if (self.by_color.white & self.by_color.black).any() {
-            return Err("color bitboards overlap");
+        let r = &self.by_role;
+        if (self.by_color.white & self.by_color.black).any()
+            || (r.pawn | r.knight | r.bishop | r.rook | r.queen | r.king) != occupied
+        {
+            return Err("bitboards overlap or disagree with the occupancy");
         }
+        // Square by square over the occupancy, without branches: the mailbox
+        // piece must be in its role's and color's bitboards (with the
+        // disjointness above and the count below, the two representations
+        // agree), and the key, pawn key and score add up.
         let mut key = 0;
         let mut pawn_key = zobrist::NO_PAWNS;
         let mut psq = Score::ZERO;
+        let mut mismatch = 0u64;
         for sq in occupied {
-            let Some(p) = self.board[sq.to_usize()] else {
-                return Err("mailbox empty on an occupied square");
-            };
-            if !(self.by_role[p.role()] & self.by_color[p.color()]).contains(sq) {
-                return Err("mailbox disagrees with the bitboards");
-            }
+            let raw = self.board[sq.to_usize()];
+            // A missing piece reads as the white pawn and is caught by the
+            // bitboard test unless a white pawn stands there, in which case
+            // the count test catches it.
+            let p = raw.unwrap_or(Piece::WhitePawn);
+            let bit = Bitboard::from(sq);
+            mismatch |= (!(self.by_role[p.role()] & self.by_color[p.color()]) & bit).0
+                | u64::from(raw.is_none());
             let k = zobrist::piece_square(p, sq);
             key ^= k;
-            if p.role() == Role::Pawn {
-                pawn_key ^= k;
-            }
+            pawn_key ^= k & 0u64.wrapping_sub(u64::from(p.role() == Role::Pawn));
             psq += psqt::psq(p, sq);
+        }
+        if mismatch != 0 {
+            return Err("mailbox disagrees with the bitboards");
         }
         if self.board.iter().filter(|p| p.is_some()).count() != occupied.count() as usize {
             return Err("mailbox holds pieces the bitboards lack");
         }
-        let r = &self.by_role;
-        if (r.pawn | r.knight | r.bishop | r.rook | r.queen | r.king) != occupied
-            || r.pawn.count() + r.knight.count() + r.bishop.count() + r.rook.count() + r.queen.count() + r.king.count()
-                != occupied.count()
-        {
-            return Err("role bitboards disagree with the occupancy");
+        let mut material_key = 0;
+        let mut npm = ByColor::<i32>::default();
+        let mut count_mismatch = false;
+        for piece in Piece::ALL {
+            let n = self.pieces(piece.color(), piece.role()).count();
+            count_mismatch |= u32::from(self.piece_count[piece]) != n;
+            material_key ^= zobrist::material_of_count(piece, n);
+            npm[piece.color()] +=
+                n as i32 * psqt::mg_value(piece.role()) * i32::from(piece.role() != Role::Pawn);
+        }
+        if count_mismatch {
+            return Err("piece counts");
         }
         key ^= zobrist::castling(c.castling_rights);
         if let Some(ep) = c.ep_square {
@@ -1313,25 +1428,13 @@ impl Position {
         if psq != c.psq {
             return Err("piece-square score");
         }
-        let mut material_key = 0;
-        let mut npm = ByColor::<i32>::default();
-        for piece in Piece::ALL {
-            let n = self.pieces(piece.color(), piece.role()).count();
-            if u32::from(self.piece_count[piece]) != n {
-                return Err("piece counts");
-            }
-            material_key ^= zobrist::material_of_count(piece, n);
-            if piece.role() != Role::Pawn {
-                npm[piece.color()] += n as i32 * psqt::mg_value(piece.role());
-            }
-        }
         if material_key != c.material_key {
             return Err("material key");
         }
         if npm != c.non_pawn_material {
             return Err("non-pawn material");
         }
-        if self.pieces(Color::White, Role::King).count() != 1 || self.pieces(Color::Black, Role::King).count() != 1 {
+        if self.piece_count[Piece::WhiteKing] != 1 || self.piece_count[Piece::BlackKing] != 1 {
             return Err("kings");
         }
         if c.ep_square.is_some() && self.compute_ep_square() != c.ep_square {
@@ -1341,20 +1444,30 @@ impl Position {
             return Err("checkers");
         }
         let (blockers, pinners, check_squares) = self.check_info();
-        if blockers != st.blockers_for_king {
-            return Err("blockers for king");
-        }
-        if pinners != st.pinners {
-            return Err("pinners");
-        }
-        if check_squares != st.check_squares {
-            return Err("check squares");
+        // One branch for the ten bitboards (a derived `==` branches on each).
+        let differ = |a: Bitboard, b: Bitboard| (a ^ b).0;
+        let (cs, scs) = (&check_squares, &st.check_squares);
+        let diff = differ(blockers.white, st.blockers_for_king.white)
+            | differ(blockers.black, st.blockers_for_king.black)
+            | differ(pinners.white, st.pinners.white)
+            | differ(pinners.black, st.pinners.black)
+            | differ(cs.pawn, scs.pawn)
+            | differ(cs.knight, scs.knight)
+            | differ(cs.bishop, scs.bishop)
+            | differ(cs.rook, scs.rook)
+            | differ(cs.queen, scs.queen)
+            | differ(cs.king, scs.king);
+        if diff != 0 {
+            return Err(if blockers != st.blockers_for_king {
+                "blockers for king"
+            } else if pinners != st.pinners {
+                "pinners"
+            } else {
+                "check squares"
+            });
         }
         if c.castling_rights != 0 && !self.castling_rights_consistent() {
             return Err("castling rights");
-        }
-        if self.is_attacked_by(self.side_to_move, self.king(!self.side_to_move), occupied) {
-            return Err("the side not to move is in check");
         }
         Ok(())
     }

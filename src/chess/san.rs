@@ -30,7 +30,7 @@ use crate::chess::{
     bitboard::Bitboard,
     mv::{Move, MoveKind},
     position::{Position, pawn_push},
-    types::{CastlingSide, File, Rank, Role, Square},
+    types::{CastlingSide, File, Piece, Rank, Role, Square},
 };
 
 /// A move in SAN, parsed but not yet resolved against a position.
@@ -266,6 +266,9 @@ impl San {
             }
             San::Normal { role, file, rank, capture: _, to, promotion } => {
                 let us = pos.side_to_move();
+                if pos.pieces_of(us).contains(to) {
+                    return Err(SanError::Illegal);
+                }
                 let ours = pos.pieces(us, role);
                 let occupied = pos.occupied();
                 // Candidate origins: pieces of the role that reach `to`.
@@ -323,7 +326,11 @@ impl San {
                     let legal = if m.kind() == MoveKind::EnPassant {
                         pos.en_passant_is_legal(from, to)
                     } else {
-                        pos.pseudo_legal(m) && pos.legal(m)
+                        // The candidates came from attack (or push) sets, so
+                        // the geometry is right; only the king's safety is
+                        // left to check.
+                        let pc = Piece::new(us, role);
+                        pos.legal_geometric_move(pc, from, to)
                     };
                     if legal {
                         if found.is_some() {

@@ -111,17 +111,22 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         inputs: args.inputs.clone(),
         format: args.format.map(Format::from),
         threads,
-        chunk: ChunkConfig::default(),
+        // Decode as many zstd frames at once as there are threads: more
+        // only holds more decoded text in memory.
+        chunk: ChunkConfig { frame_window: threads.max(2), ..ChunkConfig::default() },
     };
-    let options = ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
+    let options =
+        ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
     let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
     let mut errors_out = args.errors.as_ref().map(create_output).transpose()?;
 
-    let total: Option<u64> = args
-        .inputs
-        .iter()
-        .map(|p| if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) })
-        .sum();
+    let total: Option<u64> =
+        args.inputs
+            .iter()
+            .map(|p| {
+                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
+            })
+            .sum();
     let bar = progress_bar(total, args.quiet);
 
     let mut summary = Summary {
@@ -170,11 +175,21 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                         }
                         if let Some(out) = errors_out.as_mut() {
                             for r in &result.rejected {
-                                let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+                                let mut v =
+                                    serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
                                 if let serde_json::Value::Object(map) = &mut v {
-                                    map.insert("file".into(), display_name(&args.inputs[r.file]).into());
-                                    map.insert("game".into(), (file_game_base[file] + r.local_game + 1).into());
-                                    map.insert("index".into(), (global_game_base + r.local_game).into());
+                                    map.insert(
+                                        "file".into(),
+                                        display_name(&args.inputs[r.file]).into(),
+                                    );
+                                    map.insert(
+                                        "game".into(),
+                                        (file_game_base[file] + r.local_game + 1).into(),
+                                    );
+                                    map.insert(
+                                        "index".into(),
+                                        (global_game_base + r.local_game).into(),
+                                    );
                                 }
                                 writeln!(out, "{v}")?;
                             }
@@ -231,5 +246,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     } else {
         writeln!(stdout, "{summary}")?;
     }
-    Ok(if args.strict && summary.rejected_games > 0 { ExitCode::from(2) } else { ExitCode::SUCCESS })
+    Ok(if args.strict && summary.rejected_games > 0 {
+        ExitCode::from(2)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

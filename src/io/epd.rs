@@ -108,7 +108,9 @@ impl EpdLine {
             fields.push(&rest[..end]);
             rest = &rest[end..];
         }
-        if fields.len() == 4 && !(fields[3] == "-" || fields[3].len() == 2) {
+        if fields.len() == 4
+            && !(fields[3] == "-" || crate::Square::from_ascii(fields[3].as_bytes()).is_some())
+        {
             repairs.push(format!("en-passant field {:?} read as '-'", fields[3]));
             fields[3] = "-";
         }
@@ -167,16 +169,23 @@ mod tests {
     #[test]
     fn kaufman_style_lines() {
         // NUL at the end, counters, ';' after the FEN, a malformed ep field.
-        let line = EpdLine::parse(b"r1bqrnk1/pp2bp1p/2p2np1/3p2B1/3P4/2NBPN2/PPQ2PPP/1R3RK1 w - -1 12 ; bm b4\0")
-            .unwrap()
-            .unwrap();
+        let line = EpdLine::parse(
+            b"r1bqrnk1/pp2bp1p/2p2np1/3p2B1/3P4/2NBPN2/PPQ2PPP/1R3RK1 w - -1 12 ; bm b4\0",
+        )
+        .unwrap()
+        .unwrap();
         assert_eq!(line.fen, "r1bqrnk1/pp2bp1p/2p2np1/3p2B1/3P4/2NBPN2/PPQ2PPP/1R3RK1 w - - 12");
         assert_eq!(line.operand("bm"), Some("b4"));
         assert_eq!(line.repairs.len(), 1);
-        let line = EpdLine::parse(b"rn1qkb1r/pb1p1ppp/1p2pn2/2p5/2PP4/5NP1/PP2PPBP/RNBQK2R w KQkq c6 1 6; bm d5\r")
-            .unwrap()
-            .unwrap();
-        assert_eq!(line.fen, "rn1qkb1r/pb1p1ppp/1p2pn2/2p5/2PP4/5NP1/PP2PPBP/RNBQK2R w KQkq c6 1 6");
+        let line = EpdLine::parse(
+            b"rn1qkb1r/pb1p1ppp/1p2pn2/2p5/2PP4/5NP1/PP2PPBP/RNBQK2R w KQkq c6 1 6; bm d5\r",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            line.fen,
+            "rn1qkb1r/pb1p1ppp/1p2pn2/2p5/2PP4/5NP1/PP2PPBP/RNBQK2R w KQkq c6 1 6"
+        );
         assert!(line.position().is_ok());
     }
 

@@ -129,7 +129,13 @@ impl ChunkData {
                 // process, which are read back from the file if touched
                 // again. No reference into this range outlives the chunk's
                 // processing, which is finished when this is called.
-                let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, start, end - start) };
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
             }
         }
     }
@@ -193,7 +199,13 @@ pub type Emit<'a> = dyn FnMut(InputEvent) -> bool + 'a;
 
 /// Reads one input (a path, or `-` for standard input) and emits its
 /// events. Never fails: problems become [`InputEvent::Error`].
-pub fn read_input(file: usize, path: &Path, format: Option<Format>, config: &ChunkConfig, emit: &mut Emit<'_>) {
+pub fn read_input(
+    file: usize,
+    path: &Path,
+    format: Option<Format>,
+    config: &ChunkConfig,
+    emit: &mut Emit<'_>,
+) {
     let mut reader = InputReader { file, config: *config, emit, stopped: false };
     reader.run(path, format);
 }
@@ -215,6 +227,43 @@ impl<R: Read> Read for Counting<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Reads a mapped file front to back, telling the kernel to drop the pages
+/// it has passed (so a compressed input does not stay resident), and
+/// counting the bytes it hands out.
+struct MappedReader<'a> {
+    map: &'a Mmap,
+    pos: usize,
+    released: usize,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Read for MappedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.map.len() - self.pos);
+        buf[..n].copy_from_slice(&self.map[self.pos..self.pos + n]);
+        self.pos += n;
+        self.count.store(self.pos as u64, std::sync::atomic::Ordering::Relaxed);
+        const STEP: usize = 16 << 20;
+        if self.pos - self.released > STEP {
+            let end = (self.pos - (1 << 20)) / 4096 * 4096;
+            if end > self.released {
+                // Safety: a read-only shared file mapping; the dropped pages
+                // are behind the read position and only re-read from the
+                // file if touched again, which this reader never does.
+                let _ = unsafe {
+                    self.map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        self.released,
+                        end - self.released,
+                    )
+                };
+                self.released = end;
+            }
+        }
         Ok(n)
     }
 }
@@ -273,7 +322,7 @@ impl InputReader<'_, '_> {
             }
         }
         let reader = BufReader::with_capacity(1 << 20, handle);
-        let size = meta.is_file().then(|| meta.len());
+        let size = meta.is_file().then_some(meta.len());
         let (bytes_in, bytes_out) = self.stream(reader, size, format);
         self.send(InputEvent::End { file, bytes_in, bytes_out });
     }
@@ -327,14 +376,21 @@ impl InputReader<'_, '_> {
             }
             Compression::Zstd => {
                 let frames = zstd_frames(&map);
-                if frames.len() > 1 {
+                let data_frames =
+                    frames.iter().filter(|r| !is_skippable(&map[(*r).clone()])).count();
+                if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
                     self.zstd_frames(&map, &frames, format)
                 } else {
                     let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-                    let counting = Counting { inner: &map[..], count: count.clone() };
-                    match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(1 << 17, counting)) {
+                    let counting =
+                        MappedReader { map: &map, pos: 0, released: 0, count: count.clone() };
+                    match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(
+                        1 << 17,
+                        counting,
+                    )) {
                         Ok(decoder) => {
-                            let out = self.split_stream(decoder, Some(size), compression, format, &count);
+                            let out =
+                                self.split_stream(decoder, Some(size), compression, format, &count);
                             (count.load(std::sync::atomic::Ordering::Relaxed), out)
                         }
                         Err(e) => {
@@ -346,8 +402,10 @@ impl InputReader<'_, '_> {
             }
             Compression::Gzip => {
                 let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-                let counting = Counting { inner: &map[..], count: count.clone() };
-                let decoder = flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 17, counting));
+                let counting =
+                    MappedReader { map: &map, pos: 0, released: 0, count: count.clone() };
+                let decoder =
+                    flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 17, counting));
                 let out = self.split_stream(decoder, Some(size), compression, format, &count);
                 (count.load(std::sync::atomic::Ordering::Relaxed), out)
             }
@@ -355,7 +413,12 @@ impl InputReader<'_, '_> {
     }
 
     /// A stream (stdin, pipe, device, or a file that could not be mapped).
-    fn stream<R: BufRead>(&mut self, mut reader: R, size: Option<u64>, format: Option<Format>) -> (u64, u64) {
+    fn stream<R: BufRead>(
+        &mut self,
+        mut reader: R,
+        size: Option<u64>,
+        format: Option<Format>,
+    ) -> (u64, u64) {
         let head = match reader.fill_buf() {
             Ok(h) => h,
             Err(e) => {
@@ -368,13 +431,15 @@ impl InputReader<'_, '_> {
         let counting = Counting { inner: reader, count: count.clone() };
         let out = match compression {
             Compression::Plain => self.split_stream(counting, size, compression, format, &count),
-            Compression::Zstd => match zstd::stream::read::Decoder::with_buffer(BufReader::new(counting)) {
-                Ok(d) => self.split_stream(d, size, compression, format, &count),
-                Err(e) => {
-                    self.error(Some(0), format!("cannot start zstd decoding: {e}"));
-                    0
+            Compression::Zstd => {
+                match zstd::stream::read::Decoder::with_buffer(BufReader::new(counting)) {
+                    Ok(d) => self.split_stream(d, size, compression, format, &count),
+                    Err(e) => {
+                        self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                        0
+                    }
                 }
-            },
+            }
             Compression::Gzip => {
                 let d = flate2::read::MultiGzDecoder::new(BufReader::new(counting));
                 self.split_stream(d, size, compression, format, &count)
@@ -405,12 +470,19 @@ impl InputReader<'_, '_> {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
+                    if let Some((size, compression, format)) = pending_start.take() {
+                        let format = format.unwrap_or(Format::Pgn);
+                        self.send(InputEvent::Start { file, size, compression, format });
+                    }
                     // Hand over what was decoded, then report where it broke.
                     self.flush_splitter(&mut splitter, count);
                     let at = count.load(std::sync::atomic::Ordering::Relaxed);
                     self.error(
                         Some(at),
-                        format!("{} data broken near compressed byte {at}: {e}", compression_name(compression)),
+                        format!(
+                            "{} data broken near compressed byte {at}: {e}",
+                            compression_name(compression)
+                        ),
                     );
                     return splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
                 }
@@ -428,14 +500,24 @@ impl InputReader<'_, '_> {
         }
         if let Some((size, compression, format)) = pending_start.take() {
             // Empty input.
-            self.send(InputEvent::Start { file, size, compression, format: format.unwrap_or(Format::Pgn) });
+            self.send(InputEvent::Start {
+                file,
+                size,
+                compression,
+                format: format.unwrap_or(Format::Pgn),
+            });
             return 0;
         }
         self.flush_splitter(&mut splitter, count);
         splitter.map_or(0, |s| s.offset + s.buf.len() as u64)
     }
 
-    fn drain_splitter(&mut self, splitter: &mut Option<Splitter>, count: &std::sync::atomic::AtomicU64, last: bool) {
+    fn drain_splitter(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        count: &std::sync::atomic::AtomicU64,
+        last: bool,
+    ) {
         let Some(s) = splitter.as_mut() else { return };
         loop {
             match s.next(last) {
@@ -453,7 +535,10 @@ impl InputReader<'_, '_> {
                 }
                 SplitResult::Oversized(offset, len) => {
                     let max = self.config.max_game >> 20;
-                    self.error(Some(offset), format!("game longer than {max} MiB ({len} bytes so far): skipped"));
+                    self.error(
+                        Some(offset),
+                        format!("game longer than {max} MiB ({len} bytes so far): skipped"),
+                    );
                 }
                 SplitResult::NeedMore => break,
             }
@@ -463,13 +548,22 @@ impl InputReader<'_, '_> {
         }
     }
 
-    fn flush_splitter(&mut self, splitter: &mut Option<Splitter>, count: &std::sync::atomic::AtomicU64) {
+    fn flush_splitter(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        count: &std::sync::atomic::AtomicU64,
+    ) {
         self.drain_splitter(splitter, count, true);
     }
 
     /// A zstd file of several frames: decode windows of frames in parallel,
     /// then split the text in order.
-    fn zstd_frames(&mut self, map: &Mmap, frames: &[Range<usize>], format: Option<Format>) -> (u64, u64) {
+    fn zstd_frames(
+        &mut self,
+        map: &Mmap,
+        frames: &[Range<usize>],
+        format: Option<Format>,
+    ) -> (u64, u64) {
         let file = self.file;
         let count = std::sync::atomic::AtomicU64::new(0);
         let mut splitter: Option<Splitter> = None;
@@ -482,6 +576,21 @@ impl InputReader<'_, '_> {
                 .par_iter()
                 .map(|range| decode_frame(&map[range.clone()]).map_err(|e| e.to_string()))
                 .collect();
+            if let (Some(first), Some(last)) = (window.first(), window.last()) {
+                let start = first.start.div_ceil(4096) * 4096;
+                let end = last.end / 4096 * 4096;
+                if end > start {
+                    // Safety: as in `MappedReader::read`: these frames are
+                    // decoded and never read again.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(
+                            memmap2::UncheckedAdvice::DontNeed,
+                            start,
+                            end - start,
+                        )
+                    };
+                }
+            }
             for (range, result) in window.iter().zip(decoded) {
                 match result {
                     Ok(text) => {
@@ -538,32 +647,116 @@ fn compression_name(c: Compression) -> &'static str {
     }
 }
 
-/// The byte ranges of the frames of a zstd file (data and skippable
-/// frames). A range that cannot be sized ends the list with the rest of the
-/// file, which the decoder will then report as broken.
-pub fn zstd_frames(data: &[u8]) -> Vec<Range<usize>> {
+/// The end of the zstd frame (data or skippable) starting at `pos`, read
+/// from the frame and block headers (RFC 8878), or `None` if the bytes there
+/// are not a complete frame.
+pub fn zstd_frame_end(data: &[u8], pos: usize) -> Option<usize> {
+    zstd_frame_end_with(data, pos, &mut |_| {})
+}
+
+/// [`zstd_frame_end`], calling `progress` with the position now and then
+/// while walking a long frame's blocks.
+fn zstd_frame_end_with(data: &[u8], pos: usize, progress: &mut dyn FnMut(usize)) -> Option<usize> {
+    let le32 = |at: usize| -> Option<u32> {
+        data.get(at..at + 4).map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let magic = le32(pos)?;
+    if magic & 0xffff_fff0 == 0x184d_2a50 {
+        let size = le32(pos + 4)? as usize;
+        let end = pos.checked_add(8)?.checked_add(size)?;
+        return (end <= data.len()).then_some(end);
+    }
+    if magic != 0xfd2f_b528 {
+        return None;
+    }
+    let descriptor = *data.get(pos + 4)?;
+    let fcs_flag = descriptor >> 6;
+    let single_segment = descriptor & 0x20 != 0;
+    let checksum = descriptor & 0x04 != 0;
+    let dict_bytes = [0, 1, 2, 4][usize::from(descriptor & 3)];
+    let fcs_bytes = match fcs_flag {
+        0 => usize::from(single_segment),
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let mut at = pos + 5 + usize::from(!single_segment) + dict_bytes + fcs_bytes;
+    loop {
+        let h = data.get(at..at + 3)?;
+        let header = u32::from(h[0]) | u32::from(h[1]) << 8 | u32::from(h[2]) << 16;
+        let last = header & 1 != 0;
+        let block_type = (header >> 1) & 3;
+        let size = (header >> 3) as usize;
+        at += 3 + match block_type {
+            0 | 2 => size,
+            1 => 1,
+            _ => return None,
+        };
+        if at > data.len() {
+            return None;
+        }
+        if last {
+            break;
+        }
+        progress(at);
+    }
+    if checksum {
+        at += 4;
+    }
+    (at <= data.len()).then_some(at)
+}
+
+/// The frames of a mapped zstd file, in order. A stretch that is not a
+/// complete frame ends the list as one range (the decoder reports it).
+/// Walking the block headers touches the file's pages; they are released as
+/// the walk goes, so a large file does not become resident.
+pub fn zstd_frames(map: &Mmap) -> Vec<Range<usize>> {
     let mut frames = Vec::new();
     let mut pos = 0;
-    while pos < data.len() {
-        match zstd::zstd_safe::find_frame_compressed_size(&data[pos..]) {
-            Ok(n) if n > 0 => {
-                frames.push(pos..pos + n);
-                pos += n;
+    let mut released = 0;
+    let mut release = |at: usize| {
+        if at - released > 16 << 20 {
+            let end = at / 4096 * 4096;
+            // Safety: a read-only shared file mapping; dropped pages are read
+            // back from the file when touched again.
+            let _ = unsafe {
+                map.unchecked_advise_range(
+                    memmap2::UncheckedAdvice::DontNeed,
+                    released,
+                    end - released,
+                )
+            };
+            released = end;
+        }
+    };
+    while pos < map.len() {
+        match zstd_frame_end_with(map, pos, &mut release) {
+            Some(end) => {
+                frames.push(pos..end);
+                pos = end;
             }
-            _ => {
-                frames.push(pos..data.len());
+            None => {
+                frames.push(pos..map.len());
                 break;
             }
         }
+        release(pos);
     }
     frames
 }
 
+/// Frames larger than this (compressed) are streamed rather than decoded
+/// whole in parallel, to keep memory bounded.
+const MAX_PARALLEL_FRAME: usize = 32 << 20;
+
+/// Whether the bytes start with a skippable frame's magic number.
+fn is_skippable(frame: &[u8]) -> bool {
+    matches!(frame, [b0, 0x2a, 0x4d, 0x18, ..] if b0 & 0xf0 == 0x50)
+}
+
 /// Decodes one zstd frame (a skippable frame gives no bytes).
 fn decode_frame(frame: &[u8]) -> io::Result<Vec<u8>> {
-    if let [b0, 0x2a, 0x4d, 0x18, ..] = frame
-        && b0 & 0xf0 == 0x50
-    {
+    if is_skippable(frame) {
         return Ok(Vec::new());
     }
     let capacity = match zstd::zstd_safe::get_frame_content_size(frame) {
@@ -599,7 +792,13 @@ struct Splitter {
 
 impl Splitter {
     fn new(format: Format, config: ChunkConfig) -> Splitter {
-        Splitter { format, config, buf: Vec::with_capacity(config.target * 2), offset: 0, skipping: false }
+        Splitter {
+            format,
+            config,
+            buf: Vec::with_capacity(config.target * 2),
+            offset: 0,
+            skipping: false,
+        }
     }
 
     fn take(&mut self, end: usize) -> Vec<u8> {

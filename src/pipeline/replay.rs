@@ -156,16 +156,24 @@ pub enum VariantKind {
 pub fn variant_kind(value: &[u8]) -> VariantKind {
     let v = String::from_utf8_lossy(value).trim().to_ascii_lowercase();
     match v.as_str() {
-        "" | "standard" | "chess" | "normal" | "from position" | "fromposition" => VariantKind::Standard,
-        "chess960" | "chess 960" | "960" | "fischerandom" | "fischer random" | "fischerrandom" | "frc" => {
-            VariantKind::Chess960
+        "" | "standard" | "chess" | "normal" | "from position" | "fromposition" => {
+            VariantKind::Standard
         }
+        "chess960" | "chess 960" | "960" | "fischerandom" | "fischer random" | "fischerrandom"
+        | "frc" => VariantKind::Chess960,
         _ => VariantKind::Other,
     }
 }
 
-/// The starting position a game's tags ask for.
-pub fn start_position(game: &ParsedGame) -> Result<Position, String> {
+/// Sets `pos` to the starting position a game's tags ask for: `[FEN]` if
+/// present (Chess960 castling when `[Variant]` says so or the castling field
+/// needs it; castling rights without a rook are dropped, as python-chess
+/// does), else the standard start.
+pub fn set_start_position(
+    game: &ParsedGame,
+    pos: &mut Position,
+    startpos: &Position,
+) -> Result<(), String> {
     let chess960 = variant_kind(&game.variant) == VariantKind::Chess960;
     match &game.fen {
         Some(fen) => {
@@ -173,14 +181,14 @@ pub fn start_position(game: &ParsedGame) -> Result<Position, String> {
                 castling_mode: chess960.then_some(CastlingMode::Chess960),
                 drop_invalid_castling: true,
             };
-            Position::from_fen_with(fen, options).map_err(|e| e.to_string())
+            *pos = Position::from_fen_with(fen, options).map_err(|e| e.to_string())?;
         }
         None => {
-            let mut pos = Position::startpos();
+            pos.clone_from(startpos);
             pos.set_chess960(chess960);
-            Ok(pos)
         }
     }
+    Ok(())
 }
 
 fn lossy(bytes: &[u8]) -> String {
@@ -191,16 +199,19 @@ fn lossy(bytes: &[u8]) -> String {
 pub struct Replayer {
     options: ReplayOptions,
     made: Vec<Move>,
+    pos: Position,
+    startpos: Position,
 }
 
 impl Replayer {
     /// A replayer with these options.
     pub fn new(options: ReplayOptions) -> Replayer {
-        Replayer { options, made: Vec::with_capacity(512) }
-    }
-
-    fn push_key_line(&self, out: &mut ChunkOutcome, pos: &Position, ply: u32) {
-        let _ = writeln!(KeyWriter(&mut out.key_lines), "{ply}\t{:016x}\t{}", pos.key(), pos.fen());
+        Replayer {
+            options,
+            made: Vec::with_capacity(512),
+            pos: Position::startpos(),
+            startpos: Position::startpos(),
+        }
     }
 
     /// Replays every game of a chunk of PGN text. `base` is the chunk's
@@ -250,23 +261,30 @@ impl Replayer {
     }
 
     /// Replays one parsed game, adding to `out`.
-    pub fn replay_game(&mut self, game: &ParsedGame, file: usize, local: u64, out: &mut ChunkOutcome) {
+    pub fn replay_game(
+        &mut self,
+        game: &ParsedGame,
+        file: usize,
+        local: u64,
+        out: &mut ChunkOutcome,
+    ) {
         let mut key_count = 0u32;
-        let reject = |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
-            out.rejected.push(Rejected {
-                file,
-                local_game: local,
-                offset: game.offset,
-                ply,
-                san,
-                kind,
-                reason,
-                event: lossy(&game.event),
-                site: lossy(&game.site),
-                white: lossy(&game.white),
-                black: lossy(&game.black),
-            });
-        };
+        let reject =
+            |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
+                out.rejected.push(Rejected {
+                    file,
+                    local_game: local,
+                    offset: game.offset,
+                    ply,
+                    san,
+                    kind,
+                    reason,
+                    event: lossy(&game.event),
+                    site: lossy(&game.site),
+                    white: lossy(&game.white),
+                    black: lossy(&game.black),
+                });
+            };
         let variant = variant_kind(&game.variant);
         if variant == VariantKind::Other {
             *out.skipped_variants.entry(lossy(&game.variant)).or_default() += 1;
@@ -275,48 +293,46 @@ impl Replayer {
             }
             return;
         }
-        let mut pos = match start_position(game) {
-            Ok(p) => p,
-            Err(e) => {
-                reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
-                if self.options.keys {
-                    out.key_line_counts.push(0);
-                }
-                return;
+        let Replayer { options, made, pos, startpos } = self;
+        if let Err(e) = set_start_position(game, pos, startpos) {
+            reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
+            if options.keys {
+                out.key_line_counts.push(0);
             }
-        };
+            return;
+        }
         if pos.is_chess960() {
             out.chess960_games += 1;
         }
-        let start = (self.options.verify == Verify::Undo).then(|| pos.clone());
-        if self.options.keys {
-            self.push_key_line(out, &pos, 0);
+        let start = (options.verify == Verify::Undo).then(|| pos.clone());
+        if options.keys {
+            push_key_line(out, pos, 0);
             key_count += 1;
         }
-        self.made.clear();
+        made.clear();
         for (i, token) in game.moves.iter().enumerate() {
             let ply = i as u32 + 1;
             let san = match token {
                 MoveToken::San(san) => *san,
-                MoveToken::Unsupported => {
+                MoveToken::Unsupported(text) => {
                     reject(
                         out,
                         ply,
-                        game.move_text[i].to_string(),
+                        text.to_string(),
                         RejectKind::UnsupportedMove,
                         "not a chess move".into(),
                     );
                     break;
                 }
             };
-            let m = match san.to_move(&pos) {
+            let m = match san.to_move(pos) {
                 Ok(m) => m,
                 Err(SanError::NullMove) => {
                     if pos.in_check() {
                         reject(
                             out,
                             ply,
-                            game.move_text[i].to_string(),
+                            san.to_string(),
                             RejectKind::NullMoveInCheck,
                             format!("null move while in check in {}", pos.fen()),
                         );
@@ -330,7 +346,7 @@ impl Replayer {
                         SanError::Ambiguous => RejectKind::AmbiguousMove,
                         _ => RejectKind::IllegalMove,
                     };
-                    reject(out, ply, game.move_text[i].to_string(), kind, format!("{e} in {}", pos.fen()));
+                    reject(out, ply, san.to_string(), kind, format!("{e} in {}", pos.fen()));
                     break;
                 }
             };
@@ -339,34 +355,36 @@ impl Replayer {
             } else {
                 pos.do_move(m);
             }
-            self.made.push(m);
+            made.push(m);
             out.plies += 1;
-            if self.options.verify != Verify::None
+            if options.verify != Verify::None
                 && let Err(field) = pos.verify_state()
             {
                 reject(
                     out,
                     ply,
-                    game.move_text[i].to_string(),
+                    san.to_string(),
                     RejectKind::VerifyFailed,
-                    format!("incremental {field} differs from its from-scratch value after this move"),
+                    format!(
+                        "incremental {field} differs from its from-scratch value after this move"
+                    ),
                 );
                 break;
             }
-            if self.options.keys {
-                self.push_key_line(out, &pos, ply);
+            if options.keys {
+                push_key_line(out, pos, ply);
                 key_count += 1;
             }
         }
         if let Some(start) = start {
-            for &m in self.made.iter().rev() {
+            for &m in made.iter().rev() {
                 if m.is_null() {
                     pos.undo_null_move();
                 } else {
                     pos.undo_move(m);
                 }
             }
-            if pos != start {
+            if *pos != start {
                 reject(
                     out,
                     0,
@@ -376,7 +394,7 @@ impl Replayer {
                 );
             }
         }
-        if self.options.keys {
+        if options.keys {
             out.key_line_counts.push(key_count);
         }
     }
@@ -391,7 +409,9 @@ impl Replayer {
             let Some(parsed) = EpdLine::parse(raw) else { continue };
             let local = out.games;
             out.games += 1;
-            let result = parsed.map_err(|e| e.to_string()).and_then(|l| l.position().map_err(|e| e.to_string()));
+            let result = parsed
+                .map_err(|e| e.to_string())
+                .and_then(|l| l.position().map_err(|e| e.to_string()));
             match result {
                 Ok(pos) => {
                     if pos.is_chess960() {
@@ -400,15 +420,27 @@ impl Replayer {
                     if self.options.verify != Verify::None
                         && let Err(field) = pos.verify_state()
                     {
-                        out.rejected.push(epd_reject(file, local, line_offset, RejectKind::VerifyFailed, field.into()));
+                        out.rejected.push(epd_reject(
+                            file,
+                            local,
+                            line_offset,
+                            RejectKind::VerifyFailed,
+                            field.into(),
+                        ));
                     }
                     if self.options.keys {
-                        self.push_key_line(&mut out, &pos, 0);
+                        push_key_line(&mut out, &pos, 0);
                         out.key_line_counts.push(1);
                     }
                 }
                 Err(e) => {
-                    out.rejected.push(epd_reject(file, local, line_offset, RejectKind::BadPosition, e));
+                    out.rejected.push(epd_reject(
+                        file,
+                        local,
+                        line_offset,
+                        RejectKind::BadPosition,
+                        e,
+                    ));
                     if self.options.keys {
                         out.key_line_counts.push(0);
                     }
@@ -417,6 +449,10 @@ impl Replayer {
         }
         out
     }
+}
+
+fn push_key_line(out: &mut ChunkOutcome, pos: &Position, ply: u32) {
+    let _ = writeln!(KeyWriter(&mut out.key_lines), "{ply}\t{:016x}\t{}", pos.key(), pos.fen());
 }
 
 fn epd_reject(file: usize, local: u64, offset: u64, kind: RejectKind, reason: String) -> Rejected {

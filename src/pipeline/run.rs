@@ -212,7 +212,9 @@ fn chunk_event<R>(chunk: &Chunk, result: R) -> Event<R> {
 
 fn pass_through<R>(event: InputEvent) -> Event<R> {
     match event {
-        InputEvent::Start { file, size, compression, format } => Event::Start { file, size, compression, format },
+        InputEvent::Start { file, size, compression, format } => {
+            Event::Start { file, size, compression, format }
+        }
         InputEvent::Error { file, offset, message } => Event::Error { file, offset, message },
         InputEvent::End { file, bytes_in, bytes_out } => Event::End { file, bytes_in, bytes_out },
         InputEvent::Chunk(_) => unreachable!("chunks are processed, not passed through"),

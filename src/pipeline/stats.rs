@@ -135,13 +135,20 @@ impl fmt::Display for Summary {
         writeln!(f, "plies     {}", self.plies)?;
         write!(f, "rejected  {}", self.rejected_games)?;
         if !self.rejected.is_empty() {
-            let kinds: Vec<String> = self.rejected.iter().map(|(k, n)| format!("{k} {n}")).collect();
+            let kinds: Vec<String> =
+                self.rejected.iter().map(|(k, n)| format!("{k} {n}")).collect();
             write!(f, " ({})", kinds.join(", "))?;
         }
         writeln!(f)?;
         if !self.skipped_variants.is_empty() {
-            let v: Vec<String> = self.skipped_variants.iter().map(|(k, n)| format!("{k:?} {n}")).collect();
-            writeln!(f, "skipped   {} (variants: {})", self.skipped_variants.values().sum::<u64>(), v.join(", "))?;
+            let v: Vec<String> =
+                self.skipped_variants.iter().map(|(k, n)| format!("{k:?} {n}")).collect();
+            writeln!(
+                f,
+                "skipped   {} (variants: {})",
+                self.skipped_variants.values().sum::<u64>(),
+                v.join(", ")
+            )?;
         }
         if self.null_moves > 0 {
             writeln!(f, "null      {} null moves played", self.null_moves)?;

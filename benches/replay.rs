@@ -1,0 +1,285 @@
+//! Replay speed: `kibitz replay --verify keys` against pgn-reader + shakmaty
+//! (the peer: every SAN played, shakmaty's Polyglot-compatible Zobrist hash
+//! computed at every ply, as pgn-reader's parallel_validate example does),
+//! on the same corpus, in the same run.
+//!
+//! The corpus is at least 100 MB of real games: the shared Lichess samples
+//! (../shared/data/pgn/lichess) concatenated as many times as needed, written
+//! once to `target/bench-corpus/` as plain text and as zstd. Configurations:
+//!
+//! * kibitz with `--threads 1` (everything on one thread) and `--threads 2`;
+//! * the peer on one thread, and with one reader thread feeding two workers
+//!   (its best on two cores);
+//! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
+//!   /dev/null` when installed.
+//!
+//! ```text
+//! cargo bench --bench replay                 # 3 rounds
+//! cargo bench --bench replay -- --rounds 5
+//! ```
+
+use std::{
+    fs::File,
+    io::{self, BufWriter, Read, Write},
+    ops::ControlFlow,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::Instant,
+};
+
+use pgn_reader::{
+    RawTag, Reader, SanPlus, Visitor,
+    shakmaty::{
+        CastlingMode, Chess, EnPassantMode, Position, fen::Fen, san::San, zobrist::Zobrist64,
+    },
+};
+
+const MIN_CORPUS: u64 = 100_000_000;
+
+fn shared(path: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)
+}
+
+/// Builds the corpus once: returns (plain path, zstd path).
+fn corpus() -> io::Result<(PathBuf, PathBuf)> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-corpus");
+    std::fs::create_dir_all(&dir)?;
+    let plain = dir.join("lichess-100mb.pgn");
+    let zst = dir.join("lichess-100mb.pgn.zst");
+    if plain.exists() && zst.exists() && std::fs::metadata(&plain)?.len() >= MIN_CORPUS {
+        return Ok((plain, zst));
+    }
+    let mut unit = Vec::new();
+    for f in [
+        "pgn/lichess/lichess-org_database_2016-05.pgn.zst",
+        "pgn/lichess/lichess-org_database_2017-05.pgn.zst",
+    ] {
+        unit.extend(zstd::decode_all(File::open(shared(f))?)?);
+    }
+    let mut out = BufWriter::new(File::create(&plain)?);
+    let mut written = 0u64;
+    while written < MIN_CORPUS {
+        out.write_all(&unit)?;
+        written += unit.len() as u64;
+    }
+    out.flush()?;
+    drop(out);
+    let mut encoder = zstd::Encoder::new(BufWriter::new(File::create(&zst)?), 3)?;
+    encoder.include_checksum(true)?;
+    io::copy(&mut File::open(&plain)?, &mut encoder)?;
+    encoder.finish()?.flush()?;
+    Ok((plain, zst))
+}
+
+// ---------------------------------------------------------------------------
+// The peer: pgn-reader + shakmaty.
+
+struct Game {
+    fen: Option<Vec<u8>>,
+    sans: Vec<San>,
+}
+
+impl Game {
+    /// Plays every move and hashes every position; returns plies played.
+    fn validate(&self) -> u64 {
+        let mut pos: Chess = match &self.fen {
+            Some(fen) => match Fen::from_ascii(fen)
+                .ok()
+                .and_then(|f| f.into_position(CastlingMode::Chess960).ok())
+            {
+                Some(p) => p,
+                None => return 0,
+            },
+            None => Chess::default(),
+        };
+        let mut hash = pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal);
+        let mut plies = 0;
+        for san in &self.sans {
+            match san.to_move(&pos) {
+                Ok(m) => {
+                    pos.play_unchecked(m);
+                    hash = pos.zobrist_hash::<Zobrist64>(EnPassantMode::PseudoLegal);
+                    plies += 1;
+                }
+                Err(_) => break,
+            }
+        }
+        std::hint::black_box(hash);
+        plies
+    }
+}
+
+struct Collector;
+
+impl Visitor for Collector {
+    type Tags = Option<Vec<u8>>;
+    type Movetext = Game;
+    type Output = Game;
+
+    fn begin_tags(&mut self) -> ControlFlow<Game, Option<Vec<u8>>> {
+        ControlFlow::Continue(None)
+    }
+
+    fn tag(
+        &mut self,
+        tags: &mut Option<Vec<u8>>,
+        name: &[u8],
+        value: RawTag<'_>,
+    ) -> ControlFlow<Game> {
+        if name == b"FEN" {
+            *tags = Some(value.decode().into_owned());
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Option<Vec<u8>>) -> ControlFlow<Game, Game> {
+        ControlFlow::Continue(Game { fen: tags, sans: Vec::with_capacity(80) })
+    }
+
+    fn san(&mut self, game: &mut Game, san_plus: SanPlus) -> ControlFlow<Game> {
+        game.sans.push(san_plus.san);
+        ControlFlow::Continue(())
+    }
+
+    fn end_game(&mut self, game: Game) -> Game {
+        game
+    }
+}
+
+fn open(path: &Path) -> Box<dyn Read + Send> {
+    let file = File::open(path).expect("corpus");
+    if path.extension().is_some_and(|e| e == "zst") {
+        Box::new(zstd::Decoder::new(file).expect("zstd"))
+    } else {
+        Box::new(file)
+    }
+}
+
+fn peer_single(path: &Path) -> u64 {
+    let mut reader = Reader::new(open(path));
+    let mut plies = 0;
+    for game in reader.read_games(&mut Collector) {
+        plies += game.expect("io").validate();
+    }
+    plies
+}
+
+fn peer_threads(path: &Path, workers: usize) -> u64 {
+    let (send, recv) = crossbeam_channel::bounded::<Game>(128);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut reader = Reader::new(open(path));
+            for game in reader.read_games(&mut Collector) {
+                send.send(game.expect("io")).expect("send");
+            }
+        });
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                let recv = recv.clone();
+                scope.spawn(move || recv.iter().map(|g| g.validate()).sum::<u64>())
+            })
+            .collect();
+        drop(recv);
+        handles.into_iter().map(|h| h.join().expect("worker")).sum()
+    })
+}
+
+// ---------------------------------------------------------------------------
+// kibitz, through its binary.
+
+fn kibitz(path: &Path, threads: usize) -> u64 {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["replay", "--quiet", "--json", "--verify", "keys", "--threads"])
+        .arg(threads.to_string())
+        .arg(path)
+        .output()
+        .expect("run kibitz");
+    assert!(out.status.success(), "kibitz failed: {}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json summary");
+    assert_eq!(json["rejected_games"], 0);
+    json["plies"].as_u64().expect("plies")
+}
+
+fn external(program: &str, args: &[&str], path: &Path) -> Option<f64> {
+    let start = Instant::now();
+    let status = Command::new(program)
+        .args(args)
+        .arg(path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    status.success().then(|| start.elapsed().as_secs_f64())
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let rounds = args
+        .iter()
+        .position(|a| a == "--rounds")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(3usize);
+    let (plain, zst) = corpus().expect("building the corpus (needs ../shared/data)");
+    let bytes = std::fs::metadata(&plain).expect("corpus").len();
+    println!(
+        "replay: {} MB of Lichess games ({}), {rounds} interleaved rounds, median plies/s",
+        bytes / 1_000_000,
+        plain.display()
+    );
+
+    for path in [&plain, &zst] {
+        let label = if path == &zst { "zstd" } else { "plain" };
+        let expected = peer_single(path);
+        let names =
+            ["kibitz 1 thread", "kibitz 2 threads", "peer 1 thread", "peer reader+2 workers"];
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        for _ in 0..rounds {
+            for (i, times) in times.iter_mut().enumerate() {
+                let start = Instant::now();
+                let plies = match i {
+                    0 => kibitz(path, 1),
+                    1 => kibitz(path, 2),
+                    2 => peer_single(path),
+                    _ => peer_threads(path, 2),
+                };
+                times.push(start.elapsed().as_secs_f64());
+                assert_eq!(plies, expected, "{} counted other plies", names[i]);
+            }
+        }
+        let rates: Vec<f64> = times.iter_mut().map(|t| expected as f64 / median(t)).collect();
+        println!("{label}: {expected} plies");
+        for (name, rate) in names.iter().zip(&rates) {
+            println!("  {name:<24} {:>7.2} M plies/s", rate / 1e6);
+        }
+        println!(
+            "  ratios: 1 thread {:.2}x (kibitz / peer 1 thread), 2 threads {:.2}x (kibitz / peer best)",
+            rates[0] / rates[2],
+            rates[1] / rates[2].max(rates[3])
+        );
+    }
+    let mut floor = Vec::new();
+    for _ in 0..rounds {
+        if let Some(t) = external("zstd", &["-q", "-dc"], &zst) {
+            floor.push(t);
+        }
+    }
+    if !floor.is_empty() {
+        println!("floor: zstd -dc {:.0} MB/s of text", bytes as f64 / median(&mut floor) / 1e6);
+    }
+    let mut pe = Vec::new();
+    for _ in 0..rounds.min(2) {
+        if let Some(t) = external("pgn-extract", &["-s", "-o", "/dev/null"], &plain) {
+            pe.push(t);
+        }
+    }
+    if !pe.is_empty() {
+        let plies = peer_single(&plain) as f64;
+        println!("pgn-extract -s -o /dev/null: {:.2} M plies/s", plies / median(&mut pe) / 1e6);
+    }
+}

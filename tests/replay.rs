@@ -1,0 +1,404 @@
+//! `kibitz replay`: counts, error locations, key output, compression forms,
+//! thread counts, and bad input. The default tests use the project's own
+//! `data/sample.pgn` and files they generate; with `--features corpus` the
+//! shared corpora are checked against python-chess's counts.
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
+
+use serde_json::Value;
+
+/// A scratch directory removed at the end of the test.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("kibitz-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+pub fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample.pgn")
+}
+
+/// Runs `kibitz replay --json --quiet ARGS`; returns (exit code, summary,
+/// stderr).
+pub fn replay(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["replay", "--json", "--quiet"])
+        .args(args)
+        .output()
+        .expect("run kibitz");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("bad json ({e}): {stderr}"));
+    (out.status.code().unwrap_or(-1), json, stderr)
+}
+
+fn counts(v: &Value) -> (u64, u64, u64) {
+    (
+        v["games"].as_u64().unwrap(),
+        v["plies"].as_u64().unwrap(),
+        v["rejected_games"].as_u64().unwrap(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn sample_counts_match_python_chess() {
+    // python-chess 1.11.2 reads 20 games, 943 plies, none with errors.
+    let (code, v, _) = replay(&[s(&sample())]);
+    assert_eq!(code, 0);
+    assert_eq!(counts(&v), (20, 943, 0));
+}
+
+#[test]
+fn same_results_whatever_the_thread_count() {
+    let dir = TempDir::new("threads");
+    let mut outputs = Vec::new();
+    for threads in ["1", "2", "3"] {
+        let keys = dir.path(&format!("keys{threads}.tsv"));
+        let (_, v, _) =
+            replay(&["--threads", threads, "--keys", s(&keys), s(&sample()), s(&sample())]);
+        assert_eq!(counts(&v), (40, 1886, 0));
+        outputs.push(std::fs::read(&keys).unwrap());
+    }
+    assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    let text = String::from_utf8(outputs.pop().unwrap()).unwrap();
+    assert_eq!(text.lines().count(), 1886 + 40);
+    assert!(text.starts_with(
+        "1\t0\t463b96181691fc9c\trnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n"
+    ));
+    // The second copy's games are numbered on from the first's.
+    assert!(text.contains("\n21\t0\t463b96181691fc9c\t"));
+}
+
+/// zstd frames cut at arbitrary byte offsets (mid-game), each preceded by a
+/// skippable frame, as pzstd writes them.
+fn multiframe(text: &[u8], piece: usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    for part in text.chunks(piece) {
+        out.extend_from_slice(&[0x50, 0x2a, 0x4d, 0x18, 4, 0, 0, 0]);
+        out.extend_from_slice(&(part.len() as u32).to_le_bytes());
+        out.extend_from_slice(&zstd::encode_all(part, 3).unwrap());
+    }
+    out
+}
+
+#[test]
+fn compressed_forms_agree() {
+    let dir = TempDir::new("compressed");
+    let text = std::fs::read(sample()).unwrap();
+    let plain_keys = dir.path("plain.tsv");
+    replay(&["--keys", s(&plain_keys), s(&sample())]);
+    let expected = std::fs::read(&plain_keys).unwrap();
+
+    let zst = dir.path("sample.pgn.zst");
+    std::fs::write(&zst, zstd::encode_all(&text[..], 19).unwrap()).unwrap();
+    let multi = dir.path("sample.multi"); // no extension: detected by magic
+    std::fs::write(&multi, multiframe(&text, 997)).unwrap();
+    let gz = dir.path("sample.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    enc.write_all(&text).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+
+    for (file, threads) in [(&zst, "1"), (&zst, "2"), (&multi, "1"), (&multi, "2"), (&gz, "2")] {
+        let keys = dir.path("k.tsv");
+        let (code, v, err) = replay(&["--threads", threads, "--keys", s(&keys), s(file)]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(counts(&v), (20, 943, 0), "{}", file.display());
+        assert_eq!(std::fs::read(&keys).unwrap(), expected, "{}", file.display());
+    }
+}
+
+#[test]
+fn standard_input() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(["replay", "--json", "--quiet", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let text = std::fs::read(sample()).unwrap();
+    child.stdin.take().unwrap().write_all(&zstd::encode_all(&text[..], 3).unwrap()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(counts(&v), (20, 943, 0));
+}
+
+#[test]
+fn rejected_games_are_located() {
+    let dir = TempDir::new("illegal");
+    let good = "[Event \"one\"]\n[White \"A\"]\n[Black \"B\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n";
+    let bad = "[Event \"two\"]\n[Site \"here\"]\n[White \"C\"]\n[Black \"D\"]\n\n1. d4 d5 2. c4 Ke6 3. Nc3 *\n\n";
+    let fen = "[Event \"three\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n\n1. e4 *\n\n";
+    let text = format!("{good}{bad}{fen}{good}");
+    let pgn = dir.path("games.pgn");
+    std::fs::write(&pgn, &text).unwrap();
+    let errors = dir.path("errors.jsonl");
+    let (code, v, _) = replay(&["--errors", s(&errors), s(&pgn)]);
+    assert_eq!(code, 0);
+    // Plies: 4 in the first game, 3 before the illegal move, 4 in the last.
+    assert_eq!(counts(&v), (4, 11, 2));
+    assert_eq!(v["rejected"]["illegal_move"], 1);
+    assert_eq!(v["rejected"]["bad_position"], 1);
+    let lines: Vec<Value> = std::fs::read_to_string(&errors)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2);
+    let e = &lines[0];
+    assert_eq!(e["game"], 2);
+    assert_eq!(e["ply"], 4);
+    assert_eq!(e["san"], "Ke6");
+    assert_eq!(e["kind"], "illegal_move");
+    assert_eq!(e["offset"], good.len());
+    assert_eq!(
+        (e["event"].as_str(), e["site"].as_str(), e["white"].as_str()),
+        (Some("two"), Some("here"), Some("C"))
+    );
+    assert!(e["file"].as_str().unwrap().ends_with("games.pgn"));
+    assert_eq!(lines[1]["game"], 3);
+    assert_eq!(lines[1]["ply"], 0);
+    assert!(lines[1]["reason"].as_str().unwrap().contains("no king"), "{}", lines[1]);
+    // --strict turns rejections into exit code 2.
+    let (code, _, _) = replay(&["--strict", s(&pgn)]);
+    assert_eq!(code, 2);
+    let (code, _, _) = replay(&["--strict", s(&sample())]);
+    assert_eq!(code, 0);
+}
+
+#[test]
+fn broken_inputs_are_reported_and_the_run_goes_on() {
+    let dir = TempDir::new("broken");
+    // Games with incompressible comments: the zstd file has many blocks, so
+    // half of it still decodes to games.
+    let mut x = 0x1234_5678_9abc_def0u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut text = Vec::new();
+    for _ in 0..400 {
+        let noise: String = (0..2000).map(|_| (b'a' + (next() % 26) as u8) as char).collect();
+        text.extend_from_slice(
+            format!("[Event \"x\"]\n\n1. e4 {{ {noise} }} e5 2. Nf3 *\n\n").as_bytes(),
+        );
+    }
+    let mut encoder = zstd::Encoder::new(Vec::new(), 3).unwrap();
+    encoder.include_checksum(true).unwrap();
+    encoder.write_all(&text).unwrap();
+    let zst = encoder.finish().unwrap();
+    let truncated = dir.path("truncated.zst");
+    std::fs::write(&truncated, &zst[..zst.len() / 2]).unwrap();
+    let mut flipped_bytes = zst.clone();
+    let mid = flipped_bytes.len() / 2;
+    flipped_bytes[mid] ^= 0x10;
+    let flipped = dir.path("flipped.zst");
+    std::fs::write(&flipped, &flipped_bytes).unwrap();
+    let random = dir.path("random.bin");
+    let noise: Vec<u8> = (0..1 << 20).map(|_| next() as u8).collect();
+    std::fs::write(&random, &noise).unwrap();
+    let missing = dir.path("missing.pgn");
+    let directory = dir.path("");
+
+    let (code, v, err) =
+        replay(&[s(&truncated), s(&flipped), s(&random), s(&missing), s(&directory), s(&sample())]);
+    assert_eq!(code, 0, "{err}");
+    // The sample at the end is read whole.
+    assert_eq!(v["files"][5]["games"], 20);
+    assert!(err.contains("truncated.zst at byte"), "{err}");
+    assert!(err.contains("flipped.zst at byte"), "{err}");
+    assert!(err.contains("missing.pgn: cannot open"), "{err}");
+    assert!(err.contains("is a directory"), "{err}");
+    assert_eq!(v["input_errors"], 4);
+    // The truncated file gives the games before the cut.
+    let truncated_games = v["files"][0]["games"].as_u64().unwrap();
+    assert!(truncated_games > 0 && truncated_games < 400, "{v}");
+    assert_eq!(v["files"][0]["compression"], "zstd");
+}
+
+#[test]
+fn long_games_tags_and_comments() {
+    let dir = TempDir::new("long");
+    // 10,000 plies: knights out and back.
+    let mut game = String::from("[Event \"long\"]\n\n");
+    for i in 0..2500 {
+        game.push_str(&format!("{}. Nf3 Nf6 {}. Ng1 Ng8 ", 2 * i + 1, 2 * i + 2));
+    }
+    game.push_str("1/2-1/2\n\n");
+    // A 1 MB tag line.
+    let tag = format!("[Event \"{}\"]\n[White \"x\"]\n\n1. e4 e5 *\n\n", "a".repeat(1 << 20));
+    // A 100 MB comment.
+    let mut comment = String::from("[Event \"comment\"]\n\n1. e4 { ");
+    comment.push_str(&"abcdefghij".repeat(10 << 20));
+    comment.push_str(" } e5 2. Nf3 *\n\n");
+    let after = "[Event \"after\"]\n\n1. d4 d5 *\n";
+    let pgn = dir.path("long.pgn");
+    std::fs::write(&pgn, format!("{game}{tag}{comment}{after}")).unwrap();
+    drop(comment);
+    let errors = dir.path("errors.jsonl");
+    let (code, v, err) = replay(&["--errors", s(&errors), s(&pgn)]);
+    assert_eq!(code, 0, "{err}");
+    // The long game, the comment game and the last game replay in full.
+    let plies = v["plies"].as_u64().unwrap();
+    assert!(plies >= 10_000 + 3 + 2, "{v}");
+    let text = std::fs::read_to_string(&errors).unwrap();
+    // The 1 MB tag is reported (or read), never a crash.
+    assert!(v["rejected_games"].as_u64().unwrap() <= 1, "{text}");
+}
+
+#[test]
+fn epd_positions() {
+    let dir = TempDir::new("epd");
+    let epd = dir.path("suite.epd");
+    std::fs::write(
+        &epd,
+        "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6; id \"WAC.001\";\r\n\
+         r1bqrnk1/pp2bp1p/2p2np1/3p2B1/3P4/2NBPN2/PPQ2PPP/1R3RK1 w - -1 12 ; bm b4\0\n\
+         \n\
+         8/8/8/8/8/8/8/8 w - - bm Kh1;\n\
+         bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9 ;D1 21\n",
+    )
+    .unwrap();
+    let errors = dir.path("errors.jsonl");
+    let keys = dir.path("keys.tsv");
+    let (code, v, _) = replay(&["--errors", s(&errors), "--keys", s(&keys), s(&epd)]);
+    assert_eq!(code, 0);
+    assert_eq!(v["files"][0]["format"], "epd");
+    assert_eq!(counts(&v), (4, 0, 1));
+    assert_eq!(v["chess960_games"], 1);
+    let e: Value =
+        serde_json::from_str(std::fs::read_to_string(&errors).unwrap().lines().next().unwrap())
+            .unwrap();
+    assert_eq!(e["game"], 3);
+    assert_eq!(e["kind"], "bad_position");
+    let keys = std::fs::read_to_string(&keys).unwrap();
+    assert_eq!(keys.lines().count(), 3);
+}
+
+#[cfg(feature = "corpus")]
+mod corpus {
+    use super::*;
+    use crate::util::shared;
+
+    /// (file, games, plies, games with errors), measured with python-chess
+    /// 1.11.2 by scripts/pgn_counts.py.
+    const PYTHON_CHESS: [(&str, u64, u64, u64); 21] = [
+        ("pgn/chess960/cutechess-fischerrandom.pgn", 4, 396, 0),
+        ("pgn/chess960/fics_wild_fr_2009.pgn", 12, 1387, 0),
+        ("pgn/edgecases/anastasian-lewis.pgn", 1, 84, 0),
+        ("pgn/edgecases/chessbase-empty-line.pgn", 1, 134, 0),
+        ("pgn/edgecases/kasparov-deep-blue-1997.pgn", 6, 519, 0),
+        ("pgn/edgecases/molinari-bordais-1979.pgn", 1, 10, 0),
+        ("pgn/edgecases/nepomniachtchi-liren-game1.pgn", 1, 97, 0),
+        ("pgn/edgecases/pgn-reader_illegal.pgn", 100, 9060, 1),
+        ("pgn/edgecases/pgn-reader_legal.pgn", 100, 6409, 0),
+        ("pgn/edgecases/scalachess_FWWRC_2024_headers_only.pgn", 1, 0, 0),
+        ("pgn/edgecases/scalachess_uzchesscup_headers_only.pgn", 1, 0, 0),
+        ("pgn/edgecases/stockfish-learning.pgn", 1, 154, 0),
+        ("pgn/edgecases/uci-moves.pgn", 1, 113, 0),
+        ("pgn/edgecases/utf8-bom.pgn", 2, 0, 0),
+        ("pgn/edgecases/variations-nags-and-comments.pgn", 1, 13, 0),
+        ("pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst", 100, 13295, 0),
+        ("pgn/lichess/lichess-org_database_2016-05.pgn.multiframe.zst", 4798, 217481, 0),
+        ("pgn/lichess/lichess-org_database_2016-05.pgn.zst", 4798, 217481, 0),
+        ("pgn/lichess/lichess-org_database_2017-05.pgn.zst", 298, 21247, 0),
+        ("pgn/lichess/lichess_api_export_AlPhA_ZeRo_1925_2026-04-19.pgn", 3, 194, 0),
+        ("pgn/openings/2moves_v2.pgn.zst", 12092, 48368, 0),
+    ];
+
+    #[test]
+    fn every_shared_pgn_matches_python_chess() {
+        for (file, games, plies, errors) in PYTHON_CHESS {
+            let path = shared(file);
+            let (code, v, err) = replay(&[s(&path)]);
+            assert_eq!(code, 0, "{file}: {err}");
+            assert_eq!(counts(&v), (games, plies, errors), "{file}");
+        }
+        let chess960 = replay(&[s(&shared("pgn/chess960/fics_wild_fr_2009.pgn"))]).1;
+        assert_eq!(chess960["chess960_games"], 12);
+        let nulls = replay(&[s(&shared("pgn/edgecases/anastasian-lewis.pgn"))]).1;
+        assert_eq!(nulls["null_moves"], 1);
+    }
+
+    #[test]
+    fn illegal_move_located_exactly() {
+        let dir = TempDir::new("corpus-illegal");
+        let errors = dir.path("e.jsonl");
+        replay(&["--errors", s(&errors), s(&shared("pgn/edgecases/pgn-reader_illegal.pgn"))]);
+        let e: Value =
+            serde_json::from_str(std::fs::read_to_string(&errors).unwrap().trim()).unwrap();
+        assert_eq!(
+            (e["game"].as_u64(), e["ply"].as_u64(), e["san"].as_str()),
+            (Some(38), Some(2), Some("b4"))
+        );
+        assert_eq!(e["offset"], 34111);
+        assert_eq!(e["site"], "https://lichess.org/HajiazyC");
+    }
+
+    #[test]
+    fn keys_reproduce_the_shared_key_file() {
+        let dir = TempDir::new("corpus-keys");
+        let keys = dir.path("keys.tsv");
+        let (code, _, _) = replay(&[
+            "--keys",
+            s(&keys),
+            s(&shared("pgn/lichess/lichess-org_database_2017-05.pgn.zst")),
+        ]);
+        assert_eq!(code, 0);
+        let expected = zstd::decode_all(
+            std::fs::File::open(shared(
+                "polyglot/zobrist_keys_lichess-org_database_2017-05.tsv.zst",
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        let expected: Vec<&[u8]> =
+            expected.split_inclusive(|&b| b == b'\n').filter(|l| !l.starts_with(b"#")).collect();
+        let got = std::fs::read(&keys).unwrap();
+        let got: Vec<&[u8]> = got.split_inclusive(|&b| b == b'\n').collect();
+        assert_eq!(got.len(), 21545);
+        assert_eq!(got, expected);
+    }
+
+    #[test]
+    fn multiframe_equals_single_frame_and_threads_agree() {
+        let dir = TempDir::new("corpus-frames");
+        let mut outputs = Vec::new();
+        for (file, threads) in [
+            ("pgn/lichess/lichess-org_database_2016-05.pgn.zst", "1"),
+            ("pgn/lichess/lichess-org_database_2016-05.pgn.zst", "2"),
+            ("pgn/lichess/lichess-org_database_2016-05.pgn.multiframe.zst", "1"),
+            ("pgn/lichess/lichess-org_database_2016-05.pgn.multiframe.zst", "2"),
+        ] {
+            let keys = dir.path("k.tsv");
+            let (_, v, _) = replay(&["--threads", threads, "--keys", s(&keys), s(&shared(file))]);
+            assert_eq!(counts(&v), (4798, 217481, 0));
+            outputs.push(std::fs::read(&keys).unwrap());
+        }
+        assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    }
+}
