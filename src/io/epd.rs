@@ -9,11 +9,12 @@
 //! ```
 //! use kibitz::io::epd::EpdLine;
 //!
-//! let line = EpdLine::parse(b"2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6; id \"WAC.001\";").unwrap();
+//! let line = EpdLine::parse(b"2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6; id \"WAC.001\";").unwrap()?;
 //! assert_eq!(line.operand("id"), Some("WAC.001"));
 //! assert_eq!(line.operands("bm"), Some(&["Qg6".to_string()][..]));
 //! let pos = line.position().unwrap();
 //! assert_eq!(pos.side_to_move(), kibitz::Color::White);
+//! # Ok::<(), kibitz::FenError>(())
 //! ```
 
 use crate::chess::{
