@@ -238,8 +238,14 @@ fn main() {
     for path in [&plain, &zst] {
         let label = if path == &zst { "zstd" } else { "plain" };
         let expected = peer_single(path);
-        let names =
-            ["kibitz 1 thread", "kibitz 2 threads", "peer 1 thread", "peer reader+2 workers"];
+        let names = [
+            "kibitz 1 thread",
+            "kibitz 2 threads",
+            "peer 1 thread",
+            "peer reader+2 workers",
+            "kibitz 1 thread, none",
+            "kibitz 2 threads, none",
+        ];
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
         for _ in 0..rounds {
             for (i, times) in times.iter_mut().enumerate() {
