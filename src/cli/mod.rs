@@ -8,6 +8,8 @@ use clap::{Parser, Subcommand};
 
 mod perft;
 mod replay;
+mod search;
+mod uci;
 
 /// Bulk chess analysis: replay and verify game databases, label positions
 /// with a fixed-depth search, write compact checksummed records.
@@ -25,6 +27,12 @@ enum Command {
     /// Replay and verify games: every move played, every key checked, every
     /// bad game located.
     Replay(replay::ReplayArgs),
+    /// Search one position: an info line per depth, then the best move.
+    Search(search::SearchArgs),
+    /// Search the built-in bench positions: total nodes (a signature) and speed.
+    Bench(search::BenchArgs),
+    /// Speak the UCI protocol on stdin and stdout (for GUIs and match tools).
+    Uci,
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an
@@ -34,6 +42,9 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => perft::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Search(args) => search::run_search(args),
+        Command::Bench(args) => search::run_bench(args),
+        Command::Uci => uci::run(),
     };
     match result {
         Ok(code) => code,

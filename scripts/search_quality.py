@@ -1,0 +1,211 @@
+#!/usr/bin/env python3
+"""Search quality and speed of kibitz against Stockfish, side by side.
+
+Drives `kibitz uci` and Stockfish (Debian's build, /usr/games/stockfish)
+through python-chess's engine module: one thread, Hash 16, a fresh
+`ucinewgame` before every position, `go depth N`.
+
+    python3 scripts/search_quality.py suites   --depths 8 10
+    python3 scripts/search_quality.py agreement --positions 1000 --depths 6 7 8 9 10 11 12
+    python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10
+
+suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
+           (1500 positions, points per move), for kibitz at each depth.
+agreement: best-move agreement of both engines with Stockfish's own depth-16
+           choice, positions per second, and the correlation of kibitz's
+           scores with Stockfish's at the same depth.
+speed:     positions per second of both engines at each depth, same
+           positions, same run, and the ratio.
+"""
+import argparse
+import io
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+
+import chess
+import chess.engine
+import chess.pgn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(ROOT, "..", "shared", "data")
+KIBITZ = os.environ.get("KIBITZ", os.path.join(ROOT, "target", "release", "kibitz"))
+STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
+
+
+def zstd_text(path):
+    return subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout.decode()
+
+
+def sample_positions(n, seed=1):
+    """n positions from the shared Lichess games: a random game, a random ply
+    from 10 to the end, no finished positions."""
+    games = []
+    handle = io.StringIO(zstd_text(os.path.join(SHARED, "pgn/lichess/lichess-org_database_2016-05.pgn.zst")))
+    while True:
+        g = chess.pgn.read_game(handle)
+        if g is None:
+            break
+        moves = list(g.mainline_moves())
+        if len(moves) > 12:
+            games.append(moves)
+    rng = random.Random(seed)
+    out = []
+    while len(out) < n:
+        moves = rng.choice(games)
+        ply = rng.randrange(10, len(moves))
+        b = chess.Board()
+        for m in moves[:ply]:
+            b.push(m)
+        if not b.is_game_over():
+            out.append(b.fen())
+    return out
+
+
+def open_engine(kind):
+    if kind == "kibitz":
+        e = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
+    else:
+        e = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+        e.configure({"Threads": 1})
+    e.configure({"Hash": 16})
+    return e
+
+
+def analyse_all(engine, fens, depth):
+    """Returns (results, seconds): results = [(bestmove uci, score cp from the side to move)]."""
+    results = []
+    start = time.perf_counter()
+    for fen in fens:
+        board = chess.Board(fen)
+        info = engine.analyse(board, chess.engine.Limit(depth=depth), game=object())
+        pv = info.get("pv") or [None]
+        score = info["score"].relative.score(mate_score=10000)
+        results.append((pv[0].uci() if pv[0] else None, score))
+    return results, time.perf_counter() - start
+
+
+def pearson(xs, ys):
+    n = len(xs)
+    mx, my = sum(xs) / n, sum(ys) / n
+    sxy = sum((x - mx) * (y - my) for x, y in zip(xs, ys))
+    sxx = sum((x - mx) ** 2 for x in xs)
+    syy = sum((y - my) ** 2 for y in ys)
+    return sxy / math.sqrt(sxx * syy) if sxx and syy else float("nan")
+
+
+def reference(fens, depth=16):
+    cache = os.path.join(ROOT, "target", f"sf-d{depth}-{len(fens)}.json")
+    if os.path.exists(cache):
+        return json.load(open(cache))
+    sf = open_engine("stockfish")
+    res, _ = analyse_all(sf, fens, depth)
+    sf.quit()
+    json.dump(res, open(cache, "w"))
+    return res
+
+
+def cmd_agreement(args):
+    fens = sample_positions(args.positions)
+    ref = reference(fens)
+    print(f"{len(fens)} positions from the shared Lichess 2016-05 games; reference: Stockfish 15.1 depth 16")
+    print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7}  score correlation with SF same depth")
+    engines = {k: open_engine(k) for k in ("kibitz", "stockfish")}
+    for depth in args.depths:
+        row = {}
+        for kind, e in engines.items():
+            res, secs = analyse_all(e, fens, depth)
+            agree = sum(1 for (m, _), (r, _) in zip(res, ref) if m == r) / len(fens)
+            row[kind] = (res, secs, agree)
+        kres, sres = row["kibitz"][0], row["stockfish"][0]
+        clip = lambda v: max(-1000, min(1000, v))
+        corr = pearson([clip(s) for _, s in kres], [clip(s) for _, s in sres])
+        same = sum(1 for (a, _), (b, _) in zip(kres, sres) if a == b) / len(fens)
+        for kind in ("kibitz", "stockfish"):
+            res, secs, agree = row[kind]
+            extra = f"  r = {corr:.3f}, same move as SF d{depth}: {same:.1%}" if kind == "kibitz" else ""
+            print(f"{kind:<10} {depth:>5} {len(fens) / secs:>8.1f} {agree:>7.1%}{extra}", flush=True)
+    for e in engines.values():
+        e.quit()
+
+
+def cmd_speed(args):
+    fens = sample_positions(args.positions)
+    engines = {k: open_engine(k) for k in ("kibitz", "stockfish")}
+    print(f"{len(fens)} positions, one thread, Hash 16, ucinewgame before each position")
+    for depth in args.depths:
+        rates = {}
+        for kind, e in engines.items():
+            _, secs = analyse_all(e, fens, depth)
+            rates[kind] = len(fens) / secs
+        print(f"depth {depth}: kibitz {rates['kibitz']:.1f} pos/s, stockfish {rates['stockfish']:.1f} pos/s, "
+              f"ratio {rates['kibitz'] / rates['stockfish']:.2f}x", flush=True)
+    for e in engines.values():
+        e.quit()
+
+
+def read_epd(path):
+    text = zstd_text(path) if path.endswith(".zst") else open(path, encoding="utf-8", errors="replace").read()
+    out = []
+    for line in text.splitlines():
+        line = line.strip().strip("\x00")
+        if not line:
+            continue
+        try:
+            board, ops = chess.Board.from_epd(line)
+        except ValueError:
+            continue
+        out.append((board, ops))
+    return out
+
+
+def cmd_suites(args):
+    kib = open_engine("kibitz")
+    suites = [
+        ("WAC 300", "epd/arasan_wac_original.epd"),
+        ("Bratko-Kopec", "epd/bratko-kopec.epd"),
+        ("BT-2450", "epd/BT2450.epd"),
+    ]
+    for depth in args.depths:
+        for name, path in suites:
+            items = read_epd(os.path.join(SHARED, path))
+            solved = 0
+            for board, ops in items:
+                info = kib.analyse(board, chess.engine.Limit(depth=depth), game=object())
+                move = info["pv"][0]
+                bm = ops.get("bm") or []
+                am = ops.get("am") or []
+                if (bm and move in bm) or (am and move not in am and not bm):
+                    solved += 1
+            print(f"depth {depth}: {name}: {solved}/{len(items)} solved", flush=True)
+        # STS: points per move from c8/c9 (c9: UCI moves, c8: points).
+        items = read_epd(os.path.join(SHARED, "epd/STS1-STS15_LAN_v3.epd.zst"))
+        points = 0
+        top = 0
+        for board, ops in items:
+            moves = (ops.get("c9") or "").split()
+            pts = [int(p) for p in (ops.get("c8") or "").split()]
+            table = dict(zip(moves, pts))
+            info = kib.analyse(board, chess.engine.Limit(depth=depth), game=object())
+            points += table.get(info["pv"][0].uci(), 0)
+            top += max(pts) if pts else 0
+        print(f"depth {depth}: STS: {points}/{top} points ({len(items)} positions)", flush=True)
+    kib.quit()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["suites", "agreement", "speed"])
+    p.add_argument("--positions", type=int, default=1000)
+    p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
+    args = p.parse_args()
+    {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+//! `kibitz search` (one position) and `kibitz bench` (the signature).
+
+use std::{
+    io::{self, Write},
+    process::ExitCode,
+};
+
+use anyhow::Result;
+use clap::Args;
+
+use crate::{
+    FenOptions, Position,
+    search::{Info, Limits, ScoreKind, Searcher, bench},
+};
+
+/// Arguments of `kibitz search`.
+#[derive(Args, Debug)]
+pub struct SearchArgs {
+    /// A FEN (quoted) or `startpos`.
+    position: String,
+    /// Moves to play first, in UCI (`e2e4 e7e5`).
+    #[arg(long, num_args = 1.., value_name = "UCI")]
+    moves: Vec<String>,
+    /// Depth to search.
+    #[arg(long, short = 'd', default_value_t = 10)]
+    depth: i32,
+    /// Stop after this many nodes instead.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 16)]
+    hash: usize,
+}
+
+/// An `info` line as UCI writes it.
+pub fn info_line(chess960: bool, info: &Info) -> String {
+    let secs = info.elapsed.as_secs_f64().max(1e-9);
+    let pv: Vec<String> = info.pv.iter().map(|&m| crate::chess::uci::move_to_uci(m, chess960)).collect();
+    format!(
+        "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
+        info.depth,
+        info.seldepth,
+        ScoreKind::from_score(info.score).uci(),
+        info.nodes,
+        (info.nodes as f64 / secs) as u64,
+        info.elapsed.as_millis(),
+        info.hashfull,
+        pv.join(" ")
+    )
+}
+
+/// Runs `kibitz search`.
+pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
+    let mut pos = if args.position == "startpos" {
+        Position::startpos()
+    } else {
+        Position::from_fen_with(args.position.as_bytes(), FenOptions::default())?
+    };
+    for m in &args.moves {
+        let mv = pos.parse_uci(m)?;
+        pos.do_move(mv);
+    }
+    let mut searcher = Searcher::new(args.hash);
+    let limits = match args.nodes {
+        Some(n) => Limits::nodes(n),
+        None => Limits::depth(args.depth),
+    };
+    let mut out = io::stdout().lock();
+    let mut write_error = None;
+    let chess960 = pos.is_chess960();
+    let result = searcher.search(&mut pos, &limits, |info| {
+        if let Err(e) = writeln!(out, "{}", info_line(chess960, info)) {
+            write_error.get_or_insert(e);
+        }
+    });
+    if let Some(e) = write_error {
+        return Err(e.into());
+    }
+    match result.best {
+        Some(m) => writeln!(out, "bestmove {}", pos.uci(m))?,
+        None => writeln!(out, "bestmove (none) ({})", if pos.in_check() { "checkmate" } else { "stalemate" })?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `kibitz bench`.
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Depth to search each position.
+    #[arg(default_value_t = bench::DEFAULT_DEPTH)]
+    depth: i32,
+    /// Transposition table size in MiB.
+    #[arg(long, default_value_t = 16)]
+    hash: usize,
+    /// Print each position's node count.
+    #[arg(long, short = 'v')]
+    verbose: bool,
+}
+
+/// Runs `kibitz bench`.
+pub fn run_bench(args: BenchArgs) -> Result<ExitCode> {
+    let mut out = io::stdout().lock();
+    let result = bench::run(args.depth, args.hash, |i, fen, nodes| {
+        if args.verbose {
+            let _ = writeln!(out, "position {:>2} nodes {:>10} {fen}", i + 1, nodes);
+        }
+    });
+    writeln!(out, "positions {}", result.positions)?;
+    writeln!(out, "depth {}", args.depth)?;
+    writeln!(out, "nodes {}", result.nodes)?;
+    writeln!(out, "seconds {:.3}", result.elapsed.as_secs_f64())?;
+    writeln!(out, "nps {:.0}", result.nps())?;
+    Ok(ExitCode::SUCCESS)
+}

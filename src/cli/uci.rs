@@ -1,0 +1,223 @@
+//! `kibitz uci`: the UCI protocol on stdin and stdout, enough for match
+//! tools (cutechess, fastchess) and python-chess's engine module: `uci`,
+//! `isready`, `ucinewgame`, `position`, `go` (depth, nodes, movetime,
+//! wtime/btime/winc/binc/movestogo, infinite), `stop`, `quit`, and the
+//! options `Hash` and `UCI_Chess960`.
+//!
+//! The search runs on its own thread so `stop` and `isready` are answered
+//! while it thinks.
+
+use std::{
+    io::{self, BufRead, Write},
+    process::ExitCode,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    thread::JoinHandle,
+    time::{Duration, Instant},
+};
+
+use anyhow::Result;
+
+use crate::{
+    CastlingMode, FenOptions, Position,
+    cli::search::info_line,
+    search::{Limits, Searcher},
+};
+
+const NAME: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
+
+fn say(line: &str) {
+    let mut out = io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+struct Engine {
+    position: Position,
+    chess960: bool,
+    hash: usize,
+    searcher: Option<Searcher>,
+    running: Option<(JoinHandle<Searcher>, Arc<AtomicBool>)>,
+}
+
+impl Engine {
+    fn finish_search(&mut self) {
+        if let Some((handle, _)) = self.running.take()
+            && let Ok(searcher) = handle.join()
+        {
+            self.searcher = Some(searcher);
+        }
+    }
+
+    fn stop(&mut self) {
+        if let Some((_, flag)) = &self.running {
+            flag.store(true, Ordering::Relaxed);
+        }
+        self.finish_search();
+    }
+
+    fn searcher(&mut self) -> &mut Searcher {
+        self.finish_search();
+        let hash = self.hash;
+        self.searcher.get_or_insert_with(|| Searcher::new(hash))
+    }
+
+    fn set_position(&mut self, words: &[&str]) {
+        let moves_at = words.iter().position(|&w| w == "moves");
+        let (setup, moves) = match moves_at {
+            Some(i) => (&words[..i], &words[i + 1..]),
+            None => (words, &[][..]),
+        };
+        let options = FenOptions {
+            castling_mode: self.chess960.then_some(CastlingMode::Chess960),
+            drop_invalid_castling: true,
+        };
+        let mut pos = match setup {
+            ["startpos", ..] => {
+                let mut p = Position::startpos();
+                p.set_chess960(self.chess960);
+                p
+            }
+            ["fen", fen @ ..] => match Position::from_fen_with(fen.join(" ").as_bytes(), options) {
+                Ok(p) => p,
+                Err(e) => {
+                    say(&format!("info string {e}"));
+                    return;
+                }
+            },
+            _ => {
+                say("info string position: expected startpos or fen");
+                return;
+            }
+        };
+        for m in moves {
+            match pos.parse_uci(m) {
+                Ok(mv) if mv.is_null() => pos.do_null_move(),
+                Ok(mv) => pos.do_move(mv),
+                Err(e) => {
+                    say(&format!("info string {e}"));
+                    break;
+                }
+            }
+        }
+        self.position = pos;
+    }
+
+    fn go(&mut self, words: &[&str]) {
+        let mut limits = Limits::default();
+        let value = |name: &str| -> Option<u64> {
+            words.iter().position(|&w| w == name).and_then(|i| words.get(i + 1)).and_then(|v| v.parse().ok())
+        };
+        if let Some(d) = value("depth") {
+            limits.depth = Some(d.min(100) as i32);
+        }
+        if let Some(n) = value("nodes") {
+            limits.nodes = Some(n);
+        }
+        let now = Instant::now();
+        if let Some(ms) = value("movetime") {
+            limits.deadline = Some(now + Duration::from_millis(ms));
+            limits.soft_deadline = limits.deadline;
+        }
+        let us_white = self.position.side_to_move() == crate::Color::White;
+        let (time, inc) = if us_white { (value("wtime"), value("winc")) } else { (value("btime"), value("binc")) };
+        if let Some(time) = time {
+            let moves_to_go = value("movestogo").unwrap_or(30).clamp(1, 60);
+            let inc = inc.unwrap_or(0);
+            let overhead = 30;
+            let budget = time / moves_to_go + inc * 3 / 4;
+            let hard = (budget * 3).min(time.saturating_sub(overhead) / 2).max(1);
+            let soft = budget.min(hard).max(1);
+            limits.soft_deadline = Some(now + Duration::from_millis(soft / 2));
+            limits.deadline = Some(now + Duration::from_millis(hard));
+        }
+        let mut searcher = match self.searcher.take() {
+            Some(s) => s,
+            None => Searcher::new(self.hash),
+        };
+        let flag = searcher.stop_flag();
+        let mut pos = self.position.clone();
+        let handle = std::thread::spawn(move || {
+            let chess960 = pos.is_chess960();
+            let result = searcher.search(&mut pos, &limits, |info| say(&info_line(chess960, info)));
+            match result.best {
+                Some(m) => {
+                    let ponder = result.pv.get(1).map(|&p| {
+                        let mut after = pos.clone();
+                        after.do_move(m);
+                        format!(" ponder {}", after.uci(p))
+                    });
+                    say(&format!("bestmove {}{}", pos.uci(m), ponder.unwrap_or_default()));
+                }
+                None => say("bestmove 0000"),
+            }
+            searcher
+        });
+        self.running = Some((handle, flag));
+    }
+}
+
+/// Runs the UCI loop until `quit` or the end of input.
+pub fn run() -> Result<ExitCode> {
+    let mut engine = Engine { position: Position::startpos(), chess960: false, hash: 16, searcher: None, running: None };
+    let stdin = io::stdin();
+    for line in stdin.lock().lines() {
+        let line = line?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["uci"] => {
+                say(&format!("id name {NAME}"));
+                say("id author the kibitz developers");
+                say("option name Hash type spin default 16 min 1 max 65536");
+                say("option name Threads type spin default 1 min 1 max 1");
+                say("option name UCI_Chess960 type check default false");
+                say("uciok");
+            }
+            ["isready"] => say("readyok"),
+            ["ucinewgame"] => {
+                engine.searcher().new_game();
+            }
+            ["setoption", "name", rest @ ..] => {
+                let value_at = rest.iter().position(|&w| w == "value");
+                let name = rest[..value_at.unwrap_or(rest.len())].join(" ");
+                let value = value_at.map(|i| rest[i + 1..].join(" ")).unwrap_or_default();
+                engine.stop();
+                match name.to_ascii_lowercase().as_str() {
+                    "hash" => {
+                        if let Ok(mib) = value.parse::<usize>() {
+                            engine.hash = mib.clamp(1, 65536);
+                            let hash = engine.hash;
+                            engine.searcher().set_hash(hash);
+                        }
+                    }
+                    "uci_chess960" => {
+                        engine.chess960 = value.eq_ignore_ascii_case("true");
+                        engine.position.set_chess960(engine.chess960);
+                    }
+                    "threads" => {}
+                    _ => say(&format!("info string unknown option {name}")),
+                }
+            }
+            ["position", rest @ ..] => {
+                engine.stop();
+                engine.set_position(rest);
+            }
+            ["go", rest @ ..] => {
+                engine.stop();
+                engine.go(rest);
+            }
+            ["stop"] => engine.stop(),
+            ["quit"] => {
+                engine.stop();
+                return Ok(ExitCode::SUCCESS);
+            }
+            ["d"] => say(&format!("{}", engine.position)),
+            [] => {}
+            _ => say(&format!("info string unknown command: {line}")),
+        }
+    }
+    engine.stop();
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,17 @@
+//! The fixed-depth search that labels positions: evaluation on the
+//! incremental state ([`eval`]), the transposition table ([`tt`]), staged
+//! move ordering ([`movepick`]), the search itself ([`search`]), the bench
+//! signature ([`bench`]) and the weight tuner ([`tune`]).
+
+pub mod bench;
+pub mod eval;
+pub mod movepick;
+#[allow(clippy::module_inception)]
+pub mod search;
+pub mod tt;
+pub mod tune;
+pub mod weights;
+
+pub use search::{
+    INFINITE, Info, Limits, MATE, MATE_BOUND, MAX_PLY, ScoreKind, SearchResult, Searcher, mate_in, mated_in,
+};

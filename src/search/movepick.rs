@@ -1,0 +1,246 @@
+//! Staged move ordering: the hash move first, then good captures (by
+//! victim and attacker, kept only if their exchange does not lose), the two
+//! killer moves, the counter move, quiet moves by history, and the losing
+//! captures last. Each stage is generated only when reached, so a cutoff on
+//! the hash move or a capture saves generating the quiet moves.
+//!
+//! The generators produce legal moves; the hash, killer and counter moves
+//! come from other positions and are checked with `pseudo_legal` + `legal`.
+
+use crate::chess::{
+    mv::{MAX_MOVES, Move, MoveList},
+    position::Position,
+    types::{Piece, Role},
+};
+
+/// History of quiet moves, by moving piece and destination.
+pub type History = [[i32; 64]; 12];
+
+/// The largest history value (scores are kept in ±this).
+pub const HISTORY_MAX: i32 = 16_384;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stage {
+    TtMove,
+    GenerateCaptures,
+    GoodCaptures,
+    Killer1,
+    Killer2,
+    Counter,
+    GenerateQuiets,
+    Quiets,
+    BadCaptures,
+    GenerateEvasions,
+    Evasions,
+    Done,
+}
+
+/// Orders the moves of one node.
+pub struct MovePicker {
+    stage: Stage,
+    tt_move: Option<Move>,
+    killers: [Option<Move>; 2],
+    counter: Option<Move>,
+    captures_only: bool,
+    list: MoveList,
+    scores: [i32; MAX_MOVES],
+    next: usize,
+    bad: MoveList,
+    bad_next: usize,
+    /// Moves already given from outside the lists (hash, killers, counter).
+    given: [Option<Move>; 4],
+}
+
+fn value(role: Role) -> i32 {
+    match role {
+        Role::Pawn => 1,
+        Role::Knight => 3,
+        Role::Bishop => 3,
+        Role::Rook => 5,
+        Role::Queen => 9,
+        Role::King => 0,
+    }
+}
+
+/// Most valuable victim, least valuable attacker; queen promotions first.
+fn capture_score(pos: &Position, m: Move) -> i32 {
+    let victim = if m.is_en_passant() { 1 } else { pos.piece_on(m.to()).map_or(0, |p| value(p.role())) };
+    let attacker = pos.piece_on(m.from()).map_or(0, |p| p.role() as i32);
+    let promo = if m.promotion_role() == Some(Role::Queen) { 80 } else { 0 };
+    victim * 16 - attacker + promo
+}
+
+impl MovePicker {
+    /// A picker for a main-search node.
+    pub fn new(pos: &Position, tt_move: Option<Move>, killers: [Option<Move>; 2], counter: Option<Move>) -> MovePicker {
+        let in_check = pos.in_check();
+        MovePicker {
+            stage: if tt_move.is_some_and(|m| pos.is_legal(m)) {
+                Stage::TtMove
+            } else if in_check {
+                Stage::GenerateEvasions
+            } else {
+                Stage::GenerateCaptures
+            },
+            tt_move: tt_move.filter(|&m| pos.is_legal(m)),
+            killers,
+            counter,
+            captures_only: false,
+            list: MoveList::new(),
+            scores: [0; MAX_MOVES],
+            next: 0,
+            bad: MoveList::new(),
+            bad_next: 0,
+            given: [None; 4],
+        }
+    }
+
+    /// A picker for quiescence: captures that do not lose material (all
+    /// evasions when in check).
+    pub fn quiescence(pos: &Position, tt_move: Option<Move>) -> MovePicker {
+        let in_check = pos.in_check();
+        let tt_move = tt_move.filter(|&m| pos.is_legal(m) && (in_check || pos.is_capture_or_promotion(m)));
+        let mut picker = MovePicker::new(pos, None, [None; 2], None);
+        picker.captures_only = !in_check;
+        picker.tt_move = tt_move;
+        picker.stage = if tt_move.is_some() {
+            Stage::TtMove
+        } else if in_check {
+            Stage::GenerateEvasions
+        } else {
+            Stage::GenerateCaptures
+        };
+        picker
+    }
+
+    /// Takes the highest-scored move left in the list.
+    fn pick_best(&mut self) -> Option<Move> {
+        let len = self.list.len();
+        if self.next >= len {
+            return None;
+        }
+        let mut best = self.next;
+        for i in self.next + 1..len {
+            if self.scores[i] > self.scores[best] {
+                best = i;
+            }
+        }
+        self.list.as_mut_slice().swap(self.next, best);
+        self.scores.swap(self.next, best);
+        let m = self.list[self.next];
+        self.next += 1;
+        Some(m)
+    }
+
+    fn was_given(&self, m: Move) -> bool {
+        self.given.contains(&Some(m))
+    }
+
+    fn give(&mut self, m: Move) -> Option<Move> {
+        if let Some(slot) = self.given.iter_mut().find(|g| g.is_none()) {
+            *slot = Some(m);
+        }
+        Some(m)
+    }
+
+    /// The next move, or `None` when all have been given.
+    pub fn next(&mut self, pos: &Position, history: &History) -> Option<Move> {
+        loop {
+            match self.stage {
+                Stage::TtMove => {
+                    self.stage = if pos.in_check() { Stage::GenerateEvasions } else { Stage::GenerateCaptures };
+                    if let Some(m) = self.tt_move {
+                        return self.give(m);
+                    }
+                }
+                Stage::GenerateCaptures => {
+                    self.list.clear();
+                    pos.generate_captures(&mut self.list);
+                    for i in 0..self.list.len() {
+                        self.scores[i] = capture_score(pos, self.list[i]);
+                    }
+                    self.next = 0;
+                    self.stage = Stage::GoodCaptures;
+                }
+                Stage::GoodCaptures => match self.pick_best() {
+                    Some(m) if self.was_given(m) => {}
+                    Some(m) => {
+                        if pos.see_ge(m, 0) {
+                            return Some(m);
+                        }
+                        if !self.captures_only {
+                            self.bad.push(m);
+                        }
+                    }
+                    None => {
+                        self.stage = if self.captures_only { Stage::Done } else { Stage::Killer1 };
+                    }
+                },
+                Stage::Killer1 | Stage::Killer2 | Stage::Counter => {
+                    let candidate = match self.stage {
+                        Stage::Killer1 => self.killers[0],
+                        Stage::Killer2 => self.killers[1],
+                        _ => self.counter,
+                    };
+                    self.stage = match self.stage {
+                        Stage::Killer1 => Stage::Killer2,
+                        Stage::Killer2 => Stage::Counter,
+                        _ => Stage::GenerateQuiets,
+                    };
+                    if let Some(m) = candidate
+                        && !self.was_given(m)
+                        && !pos.is_capture_or_promotion(m)
+                        && pos.is_legal(m)
+                    {
+                        return self.give(m);
+                    }
+                }
+                Stage::GenerateQuiets => {
+                    self.list.clear();
+                    pos.generate_quiets(&mut self.list);
+                    for i in 0..self.list.len() {
+                        let m = self.list[i];
+                        let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
+                        self.scores[i] = history[piece.to_usize()][m.to().to_usize()];
+                    }
+                    self.next = 0;
+                    self.stage = Stage::Quiets;
+                }
+                Stage::Quiets => match self.pick_best() {
+                    Some(m) if self.was_given(m) => {}
+                    Some(m) => return Some(m),
+                    None => self.stage = Stage::BadCaptures,
+                },
+                Stage::BadCaptures => {
+                    if self.bad_next < self.bad.len() {
+                        let m = self.bad[self.bad_next];
+                        self.bad_next += 1;
+                        return Some(m);
+                    }
+                    self.stage = Stage::Done;
+                }
+                Stage::GenerateEvasions => {
+                    self.list.clear();
+                    pos.generate_legal(&mut self.list);
+                    for i in 0..self.list.len() {
+                        let m = self.list[i];
+                        self.scores[i] = if pos.is_capture_or_promotion(m) {
+                            1 << 20 | capture_score(pos, m)
+                        } else {
+                            let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
+                            history[piece.to_usize()][m.to().to_usize()]
+                        };
+                    }
+                    self.next = 0;
+                    self.stage = Stage::Evasions;
+                }
+                Stage::Evasions => match self.pick_best() {
+                    Some(m) if self.was_given(m) => {}
+                    Some(m) => return Some(m),
+                    None => self.stage = Stage::Done,
+                },
+                Stage::Done => return None,
+            }
+        }
+    }
+}

@@ -1,0 +1,749 @@
+//! The search: iterative deepening, principal variation search with
+//! aspiration windows, a transposition table, quiescence, null-move
+//! pruning, late-move reductions, check extensions and mate distances.
+//!
+//! A [`Searcher`] belongs to one thread and owns its table, history and
+//! stacks; nothing is shared, so there are no locks. At a fixed depth (or
+//! node count) with the same table size and a cleared table, a search is
+//! deterministic: same score, move, principal variation and node count.
+//!
+//! ```
+//! use kibitz::{Position, search::{Limits, Searcher}};
+//!
+//! let mut pos = Position::from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")?;
+//! let mut searcher = Searcher::new(16);
+//! let result = searcher.search(&mut pos, &Limits::depth(4), |_| {});
+//! assert_eq!(pos.uci(result.best.unwrap()), "a1a8");
+//! assert_eq!(result.score, kibitz::search::mate_in(1));
+//! # Ok::<(), kibitz::FenError>(())
+//! ```
+
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use crate::{
+    chess::{
+        mv::{Move, MoveList},
+        position::Position,
+        types::{Piece, Role},
+    },
+    search::{
+        eval::{EvalTables, evaluate},
+        movepick::{HISTORY_MAX, History, MovePicker},
+        tt::{Bound, TranspositionTable},
+    },
+};
+
+/// The score of a mate now (mated at ply 0).
+pub const MATE: i32 = 32_000;
+/// Scores beyond this are mate scores.
+pub const MATE_BOUND: i32 = MATE - 1_000;
+/// More than any score.
+pub const INFINITE: i32 = 32_001;
+/// The deepest ply searched.
+pub const MAX_PLY: usize = 128;
+
+/// The score of mating in `moves` moves (from the side to move).
+pub const fn mate_in(moves: i32) -> i32 {
+    MATE - (2 * moves - 1)
+}
+
+/// The score of being mated in `moves` moves.
+pub const fn mated_in(moves: i32) -> i32 {
+    -MATE + 2 * moves
+}
+
+/// A score for people: centipawns, or mate in N moves (negative: mated).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize)]
+pub enum ScoreKind {
+    /// Centipawns from the side to move's point of view.
+    Cp(i32),
+    /// Mate in this many moves; negative when the side to move is mated.
+    Mate(i32),
+}
+
+impl ScoreKind {
+    /// Classifies a search score.
+    pub fn from_score(score: i32) -> ScoreKind {
+        if score >= MATE_BOUND {
+            ScoreKind::Mate((MATE - score + 1) / 2)
+        } else if score <= -MATE_BOUND {
+            ScoreKind::Mate(-(MATE + score) / 2)
+        } else {
+            ScoreKind::Cp(score)
+        }
+    }
+
+    /// As UCI writes it: `cp 35` or `mate -3`.
+    pub fn uci(self) -> String {
+        match self {
+            ScoreKind::Cp(cp) => format!("cp {cp}"),
+            ScoreKind::Mate(m) => format!("mate {m}"),
+        }
+    }
+}
+
+/// When to stop.
+#[derive(Clone, Debug, Default)]
+pub struct Limits {
+    /// The depth to reach.
+    pub depth: Option<i32>,
+    /// Stop after about this many nodes (checked every 1024 nodes, so the
+    /// count is exact for a given search: deterministic).
+    pub nodes: Option<u64>,
+    /// Stop at once at this time.
+    pub deadline: Option<Instant>,
+    /// Do not start a new iteration after this time.
+    pub soft_deadline: Option<Instant>,
+}
+
+impl Limits {
+    /// Search to a fixed depth.
+    pub fn depth(depth: i32) -> Limits {
+        Limits { depth: Some(depth), ..Limits::default() }
+    }
+
+    /// Search a fixed number of nodes.
+    pub fn nodes(nodes: u64) -> Limits {
+        Limits { nodes: Some(nodes), ..Limits::default() }
+    }
+
+    /// Search for a fixed time.
+    pub fn movetime(time: Duration) -> Limits {
+        let now = Instant::now();
+        Limits { deadline: Some(now + time), soft_deadline: Some(now + time / 2), ..Limits::default() }
+    }
+}
+
+/// Progress after each completed depth.
+#[derive(Clone, Debug)]
+pub struct Info {
+    /// The depth completed.
+    pub depth: i32,
+    /// The deepest ply reached.
+    pub seldepth: usize,
+    /// The score, side to move's view.
+    pub score: i32,
+    /// Nodes so far.
+    pub nodes: u64,
+    /// Time so far.
+    pub elapsed: Duration,
+    /// The principal variation.
+    pub pv: Vec<Move>,
+    /// Table use in permille.
+    pub hashfull: usize,
+}
+
+/// What a search found.
+#[derive(Clone, Debug, Default)]
+pub struct SearchResult {
+    /// The best move (`None` if there is no legal move).
+    pub best: Option<Move>,
+    /// Its score, side to move's view.
+    pub score: i32,
+    /// The depth completed.
+    pub depth: i32,
+    /// The principal variation.
+    pub pv: Vec<Move>,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// The deepest ply reached.
+    pub seldepth: usize,
+}
+
+trait NodeType {
+    const PV: bool;
+    const ROOT: bool;
+}
+
+struct Root;
+struct Pv;
+struct NonPv;
+
+impl NodeType for Root {
+    const PV: bool = true;
+    const ROOT: bool = true;
+}
+impl NodeType for Pv {
+    const PV: bool = true;
+    const ROOT: bool = false;
+}
+impl NodeType for NonPv {
+    const PV: bool = false;
+    const ROOT: bool = false;
+}
+
+// Tuned constants.
+const ASPIRATION_WINDOW: i32 = 20;
+const RFP_DEPTH: i32 = 7;
+const RFP_MARGIN: i32 = 75;
+const NMP_MIN_DEPTH: i32 = 3;
+const FUTILITY_DEPTH: i32 = 6;
+const FUTILITY_BASE: i32 = 90;
+const FUTILITY_MARGIN: i32 = 80;
+const LMP_DEPTH: i32 = 6;
+const SEE_QUIET_MARGIN: i32 = -60;
+const SEE_CAPTURE_MARGIN: i32 = -100;
+const LMR_BASE: f64 = 0.75;
+const LMR_DIVISOR: f64 = 2.25;
+const QS_DELTA: i32 = 200;
+
+#[derive(Clone, Copy, Default)]
+struct StackEntry {
+    eval: i32,
+    /// The move that led to the next ply, as (piece, destination).
+    moved: Option<(Piece, u8)>,
+}
+
+/// A single-threaded searcher.
+pub struct Searcher {
+    /// The transposition table.
+    pub tt: TranspositionTable,
+    eval: EvalTables,
+    history: Box<History>,
+    counters: Box<[[Option<Move>; 64]; 12]>,
+    killers: [[Option<Move>; 2]; MAX_PLY + 2],
+    stack: [StackEntry; MAX_PLY + 4],
+    pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
+    pv_len: [usize; MAX_PLY + 1],
+    lmr: Box<[[i32; 64]; 64]>,
+    nodes: u64,
+    seldepth: usize,
+    limits: Limits,
+    stopped: bool,
+    stop: Arc<AtomicBool>,
+}
+
+fn late_move_limit(depth: i32, improving: bool) -> usize {
+    let base = 3 + depth * depth;
+    (if improving { base } else { base / 2 }) as usize
+}
+
+impl Searcher {
+    /// A searcher with a `hash_mib` MiB table.
+    pub fn new(hash_mib: usize) -> Searcher {
+        let mut lmr = Box::new([[0i32; 64]; 64]);
+        for (d, row) in lmr.iter_mut().enumerate().skip(1) {
+            for (m, r) in row.iter_mut().enumerate().skip(1) {
+                *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as i32;
+            }
+        }
+        Searcher {
+            tt: TranspositionTable::new(hash_mib),
+            eval: EvalTables::new(),
+            history: Box::new([[0; 64]; 12]),
+            counters: Box::new([[None; 64]; 12]),
+            killers: [[None; 2]; MAX_PLY + 2],
+            stack: [StackEntry::default(); MAX_PLY + 4],
+            pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
+            pv_len: [0; MAX_PLY + 1],
+            lmr,
+            nodes: 0,
+            seldepth: 0,
+            limits: Limits::default(),
+            stopped: false,
+            stop: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    /// The flag another thread sets to stop the search.
+    pub fn stop_flag(&self) -> Arc<AtomicBool> {
+        self.stop.clone()
+    }
+
+    /// Forgets everything learned (table, history, killers, evaluation
+    /// caches): the state of a new searcher, so the next search is
+    /// reproducible.
+    pub fn new_game(&mut self) {
+        self.tt.clear();
+        self.eval.clear();
+        self.history.iter_mut().for_each(|r| r.fill(0));
+        self.counters.iter_mut().for_each(|r| r.fill(None));
+        self.killers = [[None; 2]; MAX_PLY + 2];
+    }
+
+    /// Resizes the table (and clears it).
+    pub fn set_hash(&mut self, mib: usize) {
+        self.tt = TranspositionTable::new(mib);
+    }
+
+    /// Nodes searched by the last (or current) search.
+    pub fn nodes(&self) -> u64 {
+        self.nodes
+    }
+
+    /// The static evaluation of `pos`, side to move's view.
+    pub fn evaluate(&mut self, pos: &Position) -> i32 {
+        evaluate(pos, &mut self.eval)
+    }
+
+    #[inline]
+    fn check_stop(&mut self) -> bool {
+        if self.stopped {
+            return true;
+        }
+        if self.nodes & 1023 == 0 {
+            if self.stop.load(Ordering::Relaxed) {
+                self.stopped = true;
+            } else if let Some(n) = self.limits.nodes
+                && self.nodes >= n
+            {
+                self.stopped = true;
+            } else if let Some(d) = self.limits.deadline
+                && Instant::now() >= d
+            {
+                self.stopped = true;
+            }
+        }
+        self.stopped
+    }
+
+    /// Searches `pos` within `limits`, calling `on_info` after each
+    /// completed depth. The position is restored before returning.
+    pub fn search(&mut self, pos: &mut Position, limits: &Limits, mut on_info: impl FnMut(&Info)) -> SearchResult {
+        let start = Instant::now();
+        self.limits = limits.clone();
+        self.nodes = 0;
+        self.seldepth = 0;
+        self.stopped = false;
+        self.stop.store(false, Ordering::Relaxed);
+        self.tt.new_search();
+        self.killers = [[None; 2]; MAX_PLY + 2];
+        self.stack = [StackEntry::default(); MAX_PLY + 4];
+
+        let root_moves = pos.legal_moves();
+        let mut result = SearchResult::default();
+        if root_moves.is_empty() {
+            result.score = if pos.in_check() { -MATE } else { 0 };
+            return result;
+        }
+        let max_depth = limits.depth.unwrap_or(MAX_PLY as i32 - 1).clamp(1, MAX_PLY as i32 - 1);
+        let mut score = 0;
+        for depth in 1..=max_depth {
+            let mut delta = ASPIRATION_WINDOW;
+            let (mut alpha, mut beta) =
+                if depth >= 5 { (score - delta, score + delta) } else { (-INFINITE, INFINITE) };
+            let s = loop {
+                let s = self.alpha_beta::<Root>(pos, depth, alpha, beta, 0, false);
+                if self.stopped {
+                    break s;
+                }
+                if s <= alpha {
+                    beta = (alpha + beta) / 2;
+                    alpha = (s - delta).max(-INFINITE);
+                } else if s >= beta {
+                    beta = (s + delta).min(INFINITE);
+                } else {
+                    break s;
+                }
+                delta += delta / 2 + 10;
+            };
+            if self.stopped && result.best.is_some() {
+                break;
+            }
+            let pv: Vec<Move> = self.pv[0][..self.pv_len[0]].iter().flatten().copied().collect();
+            let Some(&best) = pv.first() else { break };
+            score = s;
+            result = SearchResult {
+                best: Some(best),
+                score,
+                depth,
+                pv: pv.clone(),
+                nodes: self.nodes,
+                seldepth: self.seldepth,
+            };
+            on_info(&Info {
+                depth,
+                seldepth: self.seldepth,
+                score,
+                nodes: self.nodes,
+                elapsed: start.elapsed(),
+                pv,
+                hashfull: self.tt.hashfull(),
+            });
+            if self.stopped || limits.soft_deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        result.nodes = self.nodes;
+        result
+    }
+
+    fn update_pv(&mut self, ply: usize, m: Move) {
+        self.pv[ply][ply] = Some(m);
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        for i in ply + 1..child_len {
+            self.pv[ply][i] = self.pv[ply + 1][i];
+        }
+        self.pv_len[ply] = child_len;
+    }
+
+    fn is_draw(&self, pos: &Position, ply: usize) -> bool {
+        pos.is_repetition(ply)
+            || (pos.rule50() >= 100 && pos.is_fifty_move_draw())
+            || pos.has_insufficient_material()
+    }
+
+    fn update_history(&mut self, pos: &Position, m: Move, bonus: i32) {
+        let Some(piece) = pos.piece_on(m.from()) else { return };
+        let entry = &mut self.history[piece.to_usize()][m.to().to_usize()];
+        // Gravity: the entry moves towards ±HISTORY_MAX and saturates there.
+        *entry += bonus - *entry * bonus.abs() / HISTORY_MAX;
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn alpha_beta<NT: NodeType>(
+        &mut self,
+        pos: &mut Position,
+        mut depth: i32,
+        mut alpha: i32,
+        mut beta: i32,
+        ply: usize,
+        cut_node: bool,
+    ) -> i32 {
+        if depth <= 0 {
+            return self.quiescence::<NT>(pos, alpha, beta, ply);
+        }
+        self.nodes += 1;
+        self.pv_len[ply] = ply;
+        if self.check_stop() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+
+        // Step 1. Draws and the ply limit; mate distance pruning.
+        if !NT::ROOT {
+            if self.is_draw(pos, ply) {
+                return 0;
+            }
+            if ply >= MAX_PLY - 1 {
+                return if pos.in_check() { 0 } else { self.evaluate(pos) };
+            }
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+        let in_check = pos.in_check();
+
+        // Step 2. The transposition table.
+        let key = pos.key();
+        let hit = self.tt.probe(key);
+        let tt_move = hit.and_then(|h| h.mv);
+        if !NT::PV
+            && let Some(h) = hit
+            && h.depth >= depth
+        {
+            let s = score_from_tt(h.score, ply);
+            let usable = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => s >= beta,
+                Bound::Upper => s <= alpha,
+                Bound::None => false,
+            };
+            if usable {
+                return s;
+            }
+        }
+
+        // Step 3. Static evaluation.
+        let eval = if in_check {
+            -INFINITE
+        } else if let Some(h) = hit {
+            h.eval
+        } else {
+            self.evaluate(pos)
+        };
+        self.stack[ply].eval = eval;
+        let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
+        let us = pos.side_to_move();
+
+        if !NT::PV && !in_check {
+            // Step 4. Reverse futility: far above beta at low depth.
+            if depth <= RFP_DEPTH
+                && eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
+                && eval < MATE_BOUND
+            {
+                return eval;
+            }
+            // Step 5. Null move: passing still holds beta, so a real move
+            // will too (not in zugzwang-prone pawn endings).
+            if depth >= NMP_MIN_DEPTH
+                && eval >= beta
+                && pos.non_pawn_material(us) > 0
+                && pos.plies_from_null() > 0
+                && ply > 0
+                && self.stack[ply - 1].moved.is_some()
+            {
+                let r = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+                pos.do_null_move();
+                self.stack[ply].moved = None;
+                let s = -self.alpha_beta::<NonPv>(pos, depth - r, -beta, -beta + 1, ply + 1, !cut_node);
+                pos.undo_null_move();
+                if self.stopped {
+                    return 0;
+                }
+                if s >= beta {
+                    return if s >= MATE_BOUND { beta } else { s };
+                }
+            }
+        }
+
+        // Step 6. Without a hash move, search a little shallower.
+        if depth >= 4 && tt_move.is_none() && (NT::PV || cut_node) {
+            depth -= 1;
+        }
+
+        // Step 7. The moves.
+        let counter = if ply > 0 {
+            self.stack[ply - 1].moved.and_then(|(p, to)| self.counters[p.to_usize()][usize::from(to)])
+        } else {
+            None
+        };
+        let killers = self.killers[ply];
+        let mut picker = MovePicker::new(pos, tt_move, killers, counter);
+        let mut best_score = -INFINITE;
+        let mut best_move: Option<Move> = None;
+        let mut moves_seen = 0usize;
+        let mut moves_searched = 0usize;
+        let mut quiets_tried = MoveList::new();
+        let original_alpha = alpha;
+
+        while let Some(m) = picker.next(pos, &self.history) {
+            moves_seen += 1;
+            let tactical = pos.is_capture_or_promotion(m);
+            let gives_check = pos.gives_check(m);
+
+            // Step 8. Shallow pruning, once a move has a real score.
+            if !NT::ROOT && best_score > -MATE_BOUND && pos.non_pawn_material(us) > 0 {
+                if !tactical && !gives_check {
+                    if depth <= LMP_DEPTH && moves_searched >= late_move_limit(depth, improving) {
+                        continue;
+                    }
+                    if !in_check && depth <= FUTILITY_DEPTH && eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha {
+                        continue;
+                    }
+                    if depth <= LMP_DEPTH && !pos.see_ge(m, SEE_QUIET_MARGIN * depth) {
+                        continue;
+                    }
+                } else if depth <= LMP_DEPTH && !pos.see_ge(m, SEE_CAPTURE_MARGIN * depth) {
+                    continue;
+                }
+            }
+
+            // Step 9. Check extension.
+            let extension = i32::from(gives_check && ply < 2 * MAX_PLY / 3);
+            let new_depth = depth - 1 + extension;
+            let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
+            let is_killer = killers.contains(&Some(m));
+
+            pos.do_move(m);
+            self.stack[ply].moved = Some((piece, m.to().to_u32() as u8));
+            let score = if moves_searched == 0 {
+                if NT::PV {
+                    -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false)
+                } else {
+                    -self.alpha_beta::<NonPv>(pos, new_depth, -beta, -alpha, ply + 1, !cut_node)
+                }
+            } else {
+                // Step 10. Late-move reductions.
+                let mut r = 0;
+                if depth >= 3 && moves_searched >= 2 + usize::from(NT::PV) && !tactical {
+                    r = self.lmr[depth.min(63) as usize][moves_searched.min(63)];
+                    r += i32::from(!NT::PV) + i32::from(cut_node);
+                    r -= i32::from(improving) + i32::from(is_killer) + i32::from(gives_check) + i32::from(in_check);
+                    let h = self.history[piece.to_usize()][m.to().to_usize()];
+                    r -= h / (HISTORY_MAX / 2);
+                    r = r.clamp(0, (new_depth - 1).max(0));
+                }
+                let mut s = -self.alpha_beta::<NonPv>(pos, new_depth - r, -alpha - 1, -alpha, ply + 1, true);
+                if s > alpha && r > 0 {
+                    s = -self.alpha_beta::<NonPv>(pos, new_depth, -alpha - 1, -alpha, ply + 1, !cut_node);
+                }
+                if NT::PV && s > alpha && s < beta {
+                    s = -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false);
+                }
+                s
+            };
+            pos.undo_move(m);
+            if self.stopped {
+                return 0;
+            }
+            moves_searched += 1;
+
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    if NT::PV {
+                        self.update_pv(ply, m);
+                    }
+                    if score >= beta {
+                        // Step 11. A cutoff: remember quiet moves that cause
+                        // them, and lower those tried before.
+                        if !tactical {
+                            let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
+                            self.update_history(pos, m, bonus);
+                            for &q in quiets_tried.iter() {
+                                self.update_history(pos, q, -bonus);
+                            }
+                            if self.killers[ply][0] != Some(m) {
+                                self.killers[ply][1] = self.killers[ply][0];
+                                self.killers[ply][0] = Some(m);
+                            }
+                            if ply > 0
+                                && let Some((p, to)) = self.stack[ply - 1].moved
+                            {
+                                self.counters[p.to_usize()][usize::from(to)] = Some(m);
+                            }
+                        }
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+            if !tactical && quiets_tried.len() < 64 {
+                quiets_tried.push(m);
+            }
+        }
+
+        // Step 12. Mate or stalemate.
+        if moves_seen == 0 {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if NT::PV && best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(key, best_move, score_to_tt(best_score, ply), eval, depth, bound);
+        best_score
+    }
+
+    fn quiescence<NT: NodeType>(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.nodes += 1;
+        if NT::PV {
+            self.pv_len[ply] = ply;
+        }
+        if self.check_stop() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        if self.is_draw(pos, ply) {
+            return 0;
+        }
+        let in_check = pos.in_check();
+        if ply >= MAX_PLY - 1 {
+            return if in_check { 0 } else { self.evaluate(pos) };
+        }
+        let key = pos.key();
+        let hit = self.tt.probe(key);
+        if !NT::PV && let Some(h) = hit {
+            let s = score_from_tt(h.score, ply);
+            let usable = match h.bound {
+                Bound::Exact => true,
+                Bound::Lower => s >= beta,
+                Bound::Upper => s <= alpha,
+                Bound::None => false,
+            };
+            if usable {
+                return s;
+            }
+        }
+        let eval;
+        let mut best_score;
+        if in_check {
+            eval = -INFINITE;
+            best_score = -INFINITE;
+        } else {
+            eval = match hit {
+                Some(h) => h.eval,
+                None => self.evaluate(pos),
+            };
+            if eval >= beta {
+                return eval;
+            }
+            alpha = alpha.max(eval);
+            best_score = eval;
+        }
+        let original_alpha = alpha;
+        let mut best_move = None;
+        let mut picker = MovePicker::quiescence(pos, hit.and_then(|h| h.mv));
+        let mut moves_seen = 0;
+        while let Some(m) = picker.next(pos, &self.history) {
+            moves_seen += 1;
+            // Delta pruning: even winning the piece would not reach alpha.
+            if !in_check && m.promotion_role().is_none() {
+                let victim = if m.is_en_passant() {
+                    Role::Pawn
+                } else {
+                    pos.piece_on(m.to()).map_or(Role::Pawn, |p| p.role())
+                };
+                if eval + crate::chess::position::SEE_VALUE[victim] + QS_DELTA <= alpha {
+                    continue;
+                }
+            }
+            pos.do_move(m);
+            let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1);
+            pos.undo_move(m);
+            if self.stopped {
+                return 0;
+            }
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(m);
+                    if NT::PV {
+                        self.update_pv(ply, m);
+                    }
+                    if score >= beta {
+                        break;
+                    }
+                    alpha = score;
+                }
+            }
+        }
+        if in_check && moves_seen == 0 {
+            return -MATE + ply as i32;
+        }
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if NT::PV && best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(key, best_move, score_to_tt(best_score, ply), eval.max(-32_000), 0, bound);
+        best_score
+    }
+}
+
+/// A mate score as stored: relative to the node, not the root.
+fn score_to_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score + ply as i32
+    } else if score <= -MATE_BOUND {
+        score - ply as i32
+    } else {
+        score
+    }
+}
+
+fn score_from_tt(score: i32, ply: usize) -> i32 {
+    if score >= MATE_BOUND {
+        score - ply as i32
+    } else if score <= -MATE_BOUND {
+        score + ply as i32
+    } else {
+        score
+    }
+}

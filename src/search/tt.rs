@@ -1,0 +1,215 @@
+//! The transposition table: one per searcher, no locks.
+//!
+//! Buckets of four 16-byte entries fill a 64-byte cache line. The bucket is
+//! chosen by the key's low bits; the entry is recognised by the key's high
+//! 32 bits. Replacement keeps deep entries of the current search and drops
+//! old ones first (depth minus 4 per search of age). Moves read back are
+//! checked by the caller with `pseudo_legal` and `legal`, since a 32-bit
+//! check can collide.
+//!
+//! Clearing is lazy: each entry carries the table's epoch when written, and
+//! [`TranspositionTable::clear`] starts a new epoch, so an old entry reads
+//! as empty. A cleared table behaves exactly like a zeroed one (searches are
+//! deterministic), at the cost of one increment instead of a memset per game.
+
+use crate::chess::mv::Move;
+
+/// What a stored score means.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[repr(u8)]
+pub enum Bound {
+    /// Nothing (empty entry).
+    None = 0,
+    /// The score is at most this (fail low).
+    Upper = 1,
+    /// The score is at least this (fail high).
+    Lower = 2,
+    /// The exact score.
+    Exact = 3,
+}
+
+/// A table entry, as read.
+#[derive(Clone, Copy, Debug)]
+pub struct TtHit {
+    /// The best move found, unverified.
+    pub mv: Option<Move>,
+    /// The score (mate scores relative to the stored node).
+    pub score: i32,
+    /// The static evaluation.
+    pub eval: i32,
+    /// The depth searched.
+    pub depth: i32,
+    /// The bound.
+    pub bound: Bound,
+}
+
+#[derive(Clone, Copy, Default)]
+#[repr(C)]
+struct Entry {
+    key: u32,
+    mv: u16,
+    score: i16,
+    eval: i16,
+    depth: u8,
+    /// Bound in bits 0-1.
+    bound: u8,
+    epoch: u8,
+    age: u8,
+    _pad: u16,
+}
+
+const _: () = assert!(std::mem::size_of::<Entry>() == 16);
+
+#[derive(Clone, Copy, Default)]
+#[repr(C, align(64))]
+struct Bucket([Entry; 4]);
+
+/// The transposition table.
+pub struct TranspositionTable {
+    buckets: Vec<Bucket>,
+    epoch: u8,
+    age: u8,
+}
+
+impl TranspositionTable {
+    /// A table of about `mib` MiB (at least one bucket).
+    pub fn new(mib: usize) -> TranspositionTable {
+        let count = ((mib.max(1) << 20) / std::mem::size_of::<Bucket>()).max(1);
+        TranspositionTable { buckets: vec![Bucket::default(); count], epoch: 1, age: 0 }
+    }
+
+    /// The size in MiB.
+    pub fn size_mib(&self) -> usize {
+        self.buckets.len() * std::mem::size_of::<Bucket>() >> 20
+    }
+
+    /// Forgets everything: afterwards the table reads as freshly zeroed.
+    pub fn clear(&mut self) {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            // Epochs wrapped: entries from 256 clears ago could look current.
+            self.buckets.fill(Bucket::default());
+            self.epoch = 1;
+        }
+        self.age = 0;
+    }
+
+    /// Starts a new search (entries of older searches age).
+    pub fn new_search(&mut self) {
+        self.age = self.age.wrapping_add(1);
+    }
+
+    #[inline]
+    fn index(&self, key: u64) -> usize {
+        // The multiply-shift maps the key's low 32 bits onto the table size
+        // without a modulo; the high 32 bits identify the entry.
+        ((key as u32 as u64 * self.buckets.len() as u64) >> 32) as usize
+    }
+
+    /// Prefetches the bucket of `key`.
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let ptr = self.buckets.as_ptr().wrapping_add(self.index(key)) as *const i8;
+            // Safety: prefetching never faults, whatever the address.
+            unsafe { std::arch::x86_64::_mm_prefetch(ptr, std::arch::x86_64::_MM_HINT_T0) };
+        }
+    }
+
+    /// Looks `key` up.
+    #[inline]
+    pub fn probe(&self, key: u64) -> Option<TtHit> {
+        let check = (key >> 32) as u32;
+        let bucket = &self.buckets[self.index(key)];
+        bucket.0.iter().find(|e| e.epoch == self.epoch && e.key == check && e.bound & 3 != 0).map(|e| TtHit {
+            mv: Move::from_u16(e.mv),
+            score: i32::from(e.score),
+            eval: i32::from(e.eval),
+            depth: i32::from(e.depth),
+            bound: match e.bound & 3 {
+                1 => Bound::Upper,
+                2 => Bound::Lower,
+                _ => Bound::Exact,
+            },
+        })
+    }
+
+    /// Stores a result. An existing move is kept when the new one is none.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn store(&mut self, key: u64, mv: Option<Move>, score: i32, eval: i32, depth: i32, bound: Bound) {
+        let check = (key >> 32) as u32;
+        let (epoch, age) = (self.epoch, self.age);
+        let i = self.index(key);
+        let bucket = &mut self.buckets[i];
+        // The slot: the same key, else an empty one, else the least valuable.
+        let mut slot = 0;
+        let mut worst = i32::MAX;
+        for (j, e) in bucket.0.iter().enumerate() {
+            if e.epoch != epoch || e.bound & 3 == 0 {
+                slot = j;
+                break;
+            }
+            if e.key == check {
+                slot = j;
+                break;
+            }
+            let value = i32::from(e.depth) - 4 * i32::from(age.wrapping_sub(e.age));
+            if value < worst {
+                worst = value;
+                slot = j;
+            }
+        }
+        let e = &mut bucket.0[slot];
+        let same = e.epoch == epoch && e.key == check && e.bound & 3 != 0;
+        // Keep a deeper result for the same position unless this one is exact.
+        if same && bound != Bound::Exact && i32::from(e.depth) > depth + 2 && e.age == age {
+            return;
+        }
+        let keep_move = same && mv.is_none();
+        *e = Entry {
+            key: check,
+            mv: if keep_move { e.mv } else { mv.map_or(0, Move::to_u16) },
+            score: score.clamp(-32_767, 32_767) as i16,
+            eval: eval.clamp(-32_767, 32_767) as i16,
+            depth: depth.clamp(0, 255) as u8,
+            bound: bound as u8,
+            epoch,
+            age,
+            _pad: 0,
+        };
+    }
+
+    /// Permille of the first 1000 buckets' entries written in this search.
+    pub fn hashfull(&self) -> usize {
+        let n = self.buckets.len().min(250);
+        let used: usize = self.buckets[..n]
+            .iter()
+            .map(|b| b.0.iter().filter(|e| e.epoch == self.epoch && e.bound & 3 != 0 && e.age == self.age).count())
+            .sum();
+        used * 1000 / (n * 4).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chess::types::Square;
+
+    #[test]
+    fn store_probe_clear() {
+        let mut tt = TranspositionTable::new(1);
+        let m = Move::normal(Square::E2, Square::E4);
+        tt.store(0x1234_5678_9abc_def0, Some(m), 35, 20, 7, Bound::Exact);
+        let hit = tt.probe(0x1234_5678_9abc_def0).unwrap();
+        assert_eq!((hit.mv, hit.score, hit.eval, hit.depth, hit.bound), (Some(m), 35, 20, 7, Bound::Exact));
+        assert!(tt.probe(0x1234_5679_9abc_def0).is_none());
+        tt.clear();
+        assert!(tt.probe(0x1234_5678_9abc_def0).is_none());
+        for _ in 0..300 {
+            tt.clear();
+        }
+        assert!(tt.probe(0x1234_5678_9abc_def0).is_none());
+    }
+}

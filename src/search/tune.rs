@@ -1,0 +1,1 @@
+//! Texel tuning of the evaluation weights (placeholder until written).
