@@ -75,60 +75,14 @@ impl SubAssign for Score {
 pub const NUM_PARAMS: usize = 5 * 2 + 6 * 32 * 2;
 
 /// The tunable numbers behind the tables, in order: material (mg, eg) for
-/// knight, bishop, rook, queen... preceded by the pawn; then for each role
-/// from pawn to king, 32 middlegame values and 32 endgame values for the
-/// squares a1-d1, a2-d2, ... a8-d8 (White's view; files e-h mirror a-d).
-pub const PARAMS: [i32; NUM_PARAMS] = default_params();
+/// pawn, knight, bishop, rook and queen; then for each role from pawn to
+/// king, 32 middlegame values and 32 endgame values for the squares a1-d1,
+/// a2-d2, ... a8-d8 (White's view; files e-h mirror a-d). Written by
+/// `kibitz tune` into `psqt_params.rs`.
+pub const PARAMS: [i32; NUM_PARAMS] = psqt_params::TUNED;
 
-const fn default_params() -> [i32; NUM_PARAMS] {
-    let mut p = [0; NUM_PARAMS];
-    // Material: pawn, knight, bishop, rook, queen (mg, eg).
-    let material = [(82, 100), (325, 300), (340, 320), (470, 530), (1000, 950)];
-    let mut i = 0;
-    while i < 5 {
-        p[2 * i] = material[i].0;
-        p[2 * i + 1] = material[i].1;
-        i += 1;
-    }
-    // Hand-set shapes until the tuner replaces them: centralisation for
-    // pieces, advancement for pawns, shelter then centralisation for kings.
-    let mut role = 0;
-    while role < 6 {
-        let mut idx = 0;
-        while idx < 32 {
-            let rank = (idx / 4) as i32;
-            let file = (idx % 4) as i32; // 0 = a (edge) .. 3 = d (centre)
-            let centre_rank = if rank < 4 { rank } else { 7 - rank };
-            let centre = file + centre_rank; // 0 (corner) .. 6 (centre)
-            let (mg, eg) = match role {
-                0 => {
-                    if rank == 0 || rank == 7 {
-                        (0, 0)
-                    } else {
-                        (
-                            (rank - 1) * 4
-                                + if file >= 2 && rank >= 2 && rank <= 4 { 12 } else { 0 },
-                            (rank - 1) * 10,
-                        )
-                    }
-                }
-                1 => (centre * 8 - 24, centre * 6 - 18),
-                2 => (centre * 4 - 10, centre * 3 - 9),
-                3 => (if rank == 6 { 15 } else { 0 } + file * 2, 0),
-                4 => (centre * 2 - 6, centre * 5 - 15),
-                _ => {
-                    let mg = if rank == 0 { if file <= 1 { 20 } else { 0 } } else { -15 * rank };
-                    (mg, centre * 10 - 30)
-                }
-            };
-            p[10 + role * 64 + idx] = mg;
-            p[10 + role * 64 + 32 + idx] = eg;
-            idx += 1;
-        }
-        role += 1;
-    }
-    p
-}
+#[path = "psqt_params.rs"]
+mod psqt_params;
 
 /// The material value of each role (the king's is 0).
 pub const PIECE_VALUE: ByRole<Score> = ByRole {

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod perft;
 mod replay;
 mod search;
+mod tune;
 mod uci;
 
 /// Bulk chess analysis: replay and verify game databases, label positions
@@ -33,6 +34,8 @@ enum Command {
     Bench(search::BenchArgs),
     /// Speak the UCI protocol on stdin and stdout (for GUIs and match tools).
     Uci,
+    /// Fit the evaluation weights to game results (for developers).
+    Tune(tune::TuneArgs),
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an
@@ -45,6 +48,7 @@ pub fn main() -> ExitCode {
         Command::Search(args) => search::run_search(args),
         Command::Bench(args) => search::run_bench(args),
         Command::Uci => uci::run(),
+        Command::Tune(args) => tune::run(args),
     };
     match result {
         Ok(code) => code,

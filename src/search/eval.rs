@@ -321,6 +321,11 @@ fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor
     (score, scale)
 }
 
+/// The endgame scale factor (of 64) when `strong` is ahead.
+pub fn endgame_scale(pos: &Position, strong: Color) -> i32 {
+    i32::from(evaluate_material(pos, &mut NoTrace).1[strong])
+}
+
 /// Evaluates `pos` from the side to move's point of view, in centipawns.
 pub fn evaluate(pos: &Position, tables: &mut EvalTables) -> i32 {
     evaluate_traced(pos, tables, &mut NoTrace)
