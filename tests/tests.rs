@@ -9,4 +9,5 @@ mod perft;
 mod playout;
 mod props;
 mod replay;
+mod search;
 mod util;

@@ -35,7 +35,8 @@ pub struct SearchArgs {
 /// An `info` line as UCI writes it.
 pub fn info_line(chess960: bool, info: &Info) -> String {
     let secs = info.elapsed.as_secs_f64().max(1e-9);
-    let pv: Vec<String> = info.pv.iter().map(|&m| crate::chess::uci::move_to_uci(m, chess960)).collect();
+    let pv: Vec<String> =
+        info.pv.iter().map(|&m| crate::chess::uci::move_to_uci(m, chess960)).collect();
     format!(
         "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
         info.depth,
@@ -78,7 +79,11 @@ pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
     }
     match result.best {
         Some(m) => writeln!(out, "bestmove {}", pos.uci(m))?,
-        None => writeln!(out, "bestmove (none) ({})", if pos.in_check() { "checkmate" } else { "stalemate" })?,
+        None => writeln!(
+            out,
+            "bestmove (none) ({})",
+            if pos.in_check() { "checkmate" } else { "stalemate" }
+        )?,
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -49,7 +49,8 @@ pub fn run(args: TuneArgs) -> Result<ExitCode> {
         args.epochs
     );
     if let Some(path) = &args.psqt {
-        std::fs::write(path, tune::psqt_source(&w, &note)).with_context(|| format!("writing {}", path.display()))?;
+        std::fs::write(path, tune::psqt_source(&w, &note))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &args.weights {
         std::fs::write(path, tune::weights_source(&w, &note))

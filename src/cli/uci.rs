@@ -108,7 +108,11 @@ impl Engine {
     fn go(&mut self, words: &[&str]) {
         let mut limits = Limits::default();
         let value = |name: &str| -> Option<u64> {
-            words.iter().position(|&w| w == name).and_then(|i| words.get(i + 1)).and_then(|v| v.parse().ok())
+            words
+                .iter()
+                .position(|&w| w == name)
+                .and_then(|i| words.get(i + 1))
+                .and_then(|v| v.parse().ok())
         };
         if let Some(d) = value("depth") {
             limits.depth = Some(d.min(100) as i32);
@@ -122,7 +126,11 @@ impl Engine {
             limits.soft_deadline = limits.deadline;
         }
         let us_white = self.position.side_to_move() == crate::Color::White;
-        let (time, inc) = if us_white { (value("wtime"), value("winc")) } else { (value("btime"), value("binc")) };
+        let (time, inc) = if us_white {
+            (value("wtime"), value("winc"))
+        } else {
+            (value("btime"), value("binc"))
+        };
         if let Some(time) = time {
             let moves_to_go = value("movestogo").unwrap_or(30).clamp(1, 60);
             let inc = inc.unwrap_or(0);
@@ -161,7 +169,13 @@ impl Engine {
 
 /// Runs the UCI loop until `quit` or the end of input.
 pub fn run() -> Result<ExitCode> {
-    let mut engine = Engine { position: Position::startpos(), chess960: false, hash: 16, searcher: None, running: None };
+    let mut engine = Engine {
+        position: Position::startpos(),
+        chess960: false,
+        hash: 16,
+        searcher: None,
+        running: None,
+    };
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let line = line?;

@@ -46,7 +46,11 @@ pub fn positions() -> Vec<String> {
 
 /// Searches every bench position to `depth` with a `hash_mib` table,
 /// clearing the searcher before each.
-pub fn run(depth: i32, hash_mib: usize, mut on_position: impl FnMut(usize, &str, u64)) -> BenchResult {
+pub fn run(
+    depth: i32,
+    hash_mib: usize,
+    mut on_position: impl FnMut(usize, &str, u64),
+) -> BenchResult {
     let mut searcher = Searcher::new(hash_mib);
     let start = Instant::now();
     let mut nodes = 0;

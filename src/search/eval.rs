@@ -252,11 +252,20 @@ fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<Bi
             let rank = sq.rank().relative(color).to_usize();
             let front = front_span(color, sq);
             let adjacent = adjacent_files(sq.file());
-            let span = front | Bitboard(front.0 << 1 & !Bitboard::FILE_A.0) | Bitboard(front.0 >> 1 & !Bitboard::FILE_H.0);
+            let span = front
+                | Bitboard(front.0 << 1 & !Bitboard::FILE_A.0)
+                | Bitboard(front.0 >> 1 & !Bitboard::FILE_H.0);
             if (theirs & span).is_empty() && (ours & front).is_empty() {
                 passed[color] |= sq;
                 if (1..=6).contains(&rank) {
-                    let term = [Term::PassedRank2, Term::PassedRank3, Term::PassedRank4, Term::PassedRank5, Term::PassedRank6, Term::PassedRank7][rank - 1];
+                    let term = [
+                        Term::PassedRank2,
+                        Term::PassedRank3,
+                        Term::PassedRank4,
+                        Term::PassedRank5,
+                        Term::PassedRank6,
+                        Term::PassedRank7,
+                    ][rank - 1];
                     add(trace, &mut score, term, signed(color, 1));
                 }
             }
@@ -269,7 +278,14 @@ fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<Bi
             let phalanx = (ours & adjacent & Bitboard::from_rank(sq.rank())).any();
             let supported = our_attacks.contains(sq);
             if (phalanx || supported) && (1..=6).contains(&rank) {
-                let term = [Term::ConnectedRank2, Term::ConnectedRank3, Term::ConnectedRank4, Term::ConnectedRank5, Term::ConnectedRank6, Term::ConnectedRank7][rank - 1];
+                let term = [
+                    Term::ConnectedRank2,
+                    Term::ConnectedRank3,
+                    Term::ConnectedRank4,
+                    Term::ConnectedRank5,
+                    Term::ConnectedRank6,
+                    Term::ConnectedRank7,
+                ][rank - 1];
                 add(trace, &mut score, term, signed(color, 1));
             } else if (ours & adjacent).any() {
                 // Backward: no friendly pawn beside or behind on the adjacent
@@ -304,7 +320,13 @@ fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor
         let rook = psqt::mg_value(Role::Rook);
         if pawns == 0 && npm_strong - npm_weak <= bishop {
             // No pawns and at most a minor piece ahead: hard to win.
-            return if npm_strong < rook { 0 } else if npm_weak <= bishop { 16 } else { 8 };
+            return if npm_strong < rook {
+                0
+            } else if npm_weak <= bishop {
+                16
+            } else {
+                8
+            };
         }
         // Opposite-colored bishops, no other pieces.
         let bishops = pos.pieces_by_role(Role::Bishop);
@@ -392,7 +414,9 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
         let mut all = pawns.attacks[color];
         let mut mobility = [0i32; 4];
         let mut zone_hits = [0i32; 4];
-        for (i, role) in [Role::Knight, Role::Bishop, Role::Rook, Role::Queen].into_iter().enumerate() {
+        for (i, role) in
+            [Role::Knight, Role::Bishop, Role::Rook, Role::Queen].into_iter().enumerate()
+        {
             for sq in pos.pieces(color, role) {
                 let a = match role {
                     Role::Knight => knight_attacks(sq),
@@ -420,7 +444,8 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
         all |= king;
         attacked[color] = all;
         king_attacks_count[color] = zone_hits;
-        let terms = [Term::KnightMobility, Term::BishopMobility, Term::RookMobility, Term::QueenMobility];
+        let terms =
+            [Term::KnightMobility, Term::BishopMobility, Term::RookMobility, Term::QueenMobility];
         for (term, n) in terms.into_iter().zip(mobility) {
             add(trace, &mut score, term, signed(color, n));
         }
@@ -429,7 +454,12 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
         let them = !color;
         // King safety: enemy attacks on our king zone, shelter, open files.
         let hits = king_attacks_count[them];
-        let terms = [Term::KingAttackKnight, Term::KingAttackBishop, Term::KingAttackRook, Term::KingAttackQueen];
+        let terms = [
+            Term::KingAttackKnight,
+            Term::KingAttackBishop,
+            Term::KingAttackRook,
+            Term::KingAttackQueen,
+        ];
         // Attacks by `them` on our king count against us.
         for (term, n) in terms.into_iter().zip(hits) {
             add(trace, &mut score, term, signed(them, n));
@@ -437,23 +467,45 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
         let ksq = pos.king(color);
         let shelter_zone = {
             let files = Bitboard::from_file(ksq.file()) | adjacent_files(ksq.file());
-            files & ahead_of(color, ksq.rank()) & (Bitboard::from_rank(Rank::Second.relative(color)) | Bitboard::from_rank(Rank::Third.relative(color)))
+            files
+                & ahead_of(color, ksq.rank())
+                & (Bitboard::from_rank(Rank::Second.relative(color))
+                    | Bitboard::from_rank(Rank::Third.relative(color)))
         };
-        add(trace, &mut score, Term::KingShelter, signed(color, (pos.pieces(color, Role::Pawn) & shelter_zone).count() as i32));
+        add(
+            trace,
+            &mut score,
+            Term::KingShelter,
+            signed(color, (pos.pieces(color, Role::Pawn) & shelter_zone).count() as i32),
+        );
         let mut open = 0;
-        for f in [ksq.file().to_u32() as i32 - 1, ksq.file().to_u32() as i32, ksq.file().to_u32() as i32 + 1] {
-            if (0..8).contains(&f) && (Bitboard::from_file(File::new(f as u32)) & pos.pieces(color, Role::Pawn)).is_empty() {
+        for f in [
+            ksq.file().to_u32() as i32 - 1,
+            ksq.file().to_u32() as i32,
+            ksq.file().to_u32() as i32 + 1,
+        ] {
+            if (0..8).contains(&f)
+                && (Bitboard::from_file(File::new(f as u32)) & pos.pieces(color, Role::Pawn))
+                    .is_empty()
+            {
                 open += 1;
             }
         }
         add(trace, &mut score, Term::KingOpenFile, signed(color, open));
 
         // Threats against `color`'s pieces.
-        let ours = pos.pieces_of(color) & !pos.pieces_by_role(Role::Pawn) & !pos.pieces_by_role(Role::King);
+        let ours = pos.pieces_of(color)
+            & !pos.pieces_by_role(Role::Pawn)
+            & !pos.pieces_by_role(Role::King);
         let by_pawn = (ours & pawns.attacks[them]).count() as i32;
         add(trace, &mut score, Term::ThreatByPawn, signed(them, by_pawn));
         let majors = pos.pieces(color, Role::Rook) | pos.pieces(color, Role::Queen);
-        add(trace, &mut score, Term::ThreatByMinor, signed(them, (majors & by_minor[them]).count() as i32));
+        add(
+            trace,
+            &mut score,
+            Term::ThreatByMinor,
+            signed(them, (majors & by_minor[them]).count() as i32),
+        );
         let hanging = (ours & attacked[them] & !attacked[color]).count() as i32;
         add(trace, &mut score, Term::Hanging, signed(them, hanging));
 
@@ -464,7 +516,8 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
                 add(trace, &mut score, Term::PassedFreePath, signed(color, 1));
             }
             if let Some(stop) = sq.offset(if color == Color::White { 8 } else { -8 }) {
-                let d = pos.king(them).distance(stop) as i32 - pos.king(color).distance(stop) as i32;
+                let d =
+                    pos.king(them).distance(stop) as i32 - pos.king(color).distance(stop) as i32;
                 add(trace, &mut score, Term::PassedKingDistance, signed(color, d));
             }
         }

@@ -13,5 +13,6 @@ pub mod tune;
 pub mod weights;
 
 pub use search::{
-    INFINITE, Info, Limits, MATE, MATE_BOUND, MAX_PLY, ScoreKind, SearchResult, Searcher, mate_in, mated_in,
+    INFINITE, Info, Limits, MATE, MATE_BOUND, MAX_PLY, ScoreKind, SearchResult, Searcher, mate_in,
+    mated_in,
 };

@@ -64,7 +64,8 @@ fn value(role: Role) -> i32 {
 
 /// Most valuable victim, least valuable attacker; queen promotions first.
 fn capture_score(pos: &Position, m: Move) -> i32 {
-    let victim = if m.is_en_passant() { 1 } else { pos.piece_on(m.to()).map_or(0, |p| value(p.role())) };
+    let victim =
+        if m.is_en_passant() { 1 } else { pos.piece_on(m.to()).map_or(0, |p| value(p.role())) };
     let attacker = pos.piece_on(m.from()).map_or(0, |p| p.role() as i32);
     let promo = if m.promotion_role() == Some(Role::Queen) { 80 } else { 0 };
     victim * 16 - attacker + promo
@@ -72,7 +73,12 @@ fn capture_score(pos: &Position, m: Move) -> i32 {
 
 impl MovePicker {
     /// A picker for a main-search node.
-    pub fn new(pos: &Position, tt_move: Option<Move>, killers: [Option<Move>; 2], counter: Option<Move>) -> MovePicker {
+    pub fn new(
+        pos: &Position,
+        tt_move: Option<Move>,
+        killers: [Option<Move>; 2],
+        counter: Option<Move>,
+    ) -> MovePicker {
         let in_check = pos.in_check();
         MovePicker {
             stage: if tt_move.is_some_and(|m| pos.is_legal(m)) {
@@ -99,7 +105,8 @@ impl MovePicker {
     /// evasions when in check).
     pub fn quiescence(pos: &Position, tt_move: Option<Move>) -> MovePicker {
         let in_check = pos.in_check();
-        let tt_move = tt_move.filter(|&m| pos.is_legal(m) && (in_check || pos.is_capture_or_promotion(m)));
+        let tt_move =
+            tt_move.filter(|&m| pos.is_legal(m) && (in_check || pos.is_capture_or_promotion(m)));
         let mut picker = MovePicker::new(pos, None, [None; 2], None);
         picker.captures_only = !in_check;
         picker.tt_move = tt_move;
@@ -148,7 +155,11 @@ impl MovePicker {
         loop {
             match self.stage {
                 Stage::TtMove => {
-                    self.stage = if pos.in_check() { Stage::GenerateEvasions } else { Stage::GenerateCaptures };
+                    self.stage = if pos.in_check() {
+                        Stage::GenerateEvasions
+                    } else {
+                        Stage::GenerateCaptures
+                    };
                     if let Some(m) = self.tt_move {
                         return self.give(m);
                     }

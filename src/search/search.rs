@@ -116,7 +116,11 @@ impl Limits {
     /// Search for a fixed time.
     pub fn movetime(time: Duration) -> Limits {
         let now = Instant::now();
-        Limits { deadline: Some(now + time), soft_deadline: Some(now + time / 2), ..Limits::default() }
+        Limits {
+            deadline: Some(now + time),
+            soft_deadline: Some(now + time / 2),
+            ..Limits::default()
+        }
     }
 }
 
@@ -305,7 +309,12 @@ impl Searcher {
 
     /// Searches `pos` within `limits`, calling `on_info` after each
     /// completed depth. The position is restored before returning.
-    pub fn search(&mut self, pos: &mut Position, limits: &Limits, mut on_info: impl FnMut(&Info)) -> SearchResult {
+    pub fn search(
+        &mut self,
+        pos: &mut Position,
+        limits: &Limits,
+        mut on_info: impl FnMut(&Info),
+    ) -> SearchResult {
         let start = Instant::now();
         self.limits = limits.clone();
         self.nodes = 0;
@@ -407,7 +416,7 @@ impl Searcher {
         cut_node: bool,
     ) -> i32 {
         if depth <= 0 {
-            return self.quiescence::<NT>(pos, alpha, beta, ply);
+            return self.quiescence::<NT>(pos, alpha, beta, ply, 0);
         }
         self.nodes += 1;
         self.pv_len[ply] = ply;
@@ -484,7 +493,8 @@ impl Searcher {
                 let r = 3 + depth / 4 + ((eval - beta) / 200).min(3);
                 pos.do_null_move();
                 self.stack[ply].moved = None;
-                let s = -self.alpha_beta::<NonPv>(pos, depth - r, -beta, -beta + 1, ply + 1, !cut_node);
+                let s =
+                    -self.alpha_beta::<NonPv>(pos, depth - r, -beta, -beta + 1, ply + 1, !cut_node);
                 pos.undo_null_move();
                 if self.stopped {
                     return 0;
@@ -502,7 +512,9 @@ impl Searcher {
 
         // Step 7. The moves.
         let counter = if ply > 0 {
-            self.stack[ply - 1].moved.and_then(|(p, to)| self.counters[p.to_usize()][usize::from(to)])
+            self.stack[ply - 1]
+                .moved
+                .and_then(|(p, to)| self.counters[p.to_usize()][usize::from(to)])
         } else {
             None
         };
@@ -526,7 +538,10 @@ impl Searcher {
                     if depth <= LMP_DEPTH && moves_searched >= late_move_limit(depth, improving) {
                         continue;
                     }
-                    if !in_check && depth <= FUTILITY_DEPTH && eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha {
+                    if !in_check
+                        && depth <= FUTILITY_DEPTH
+                        && eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha
+                    {
                         continue;
                     }
                     if depth <= LMP_DEPTH && !pos.see_ge(m, SEE_QUIET_MARGIN * depth) {
@@ -557,14 +572,31 @@ impl Searcher {
                 if depth >= 3 && moves_searched >= 2 + usize::from(NT::PV) && !tactical {
                     r = self.lmr[depth.min(63) as usize][moves_searched.min(63)];
                     r += i32::from(!NT::PV) + i32::from(cut_node);
-                    r -= i32::from(improving) + i32::from(is_killer) + i32::from(gives_check) + i32::from(in_check);
+                    r -= i32::from(improving)
+                        + i32::from(is_killer)
+                        + i32::from(gives_check)
+                        + i32::from(in_check);
                     let h = self.history[piece.to_usize()][m.to().to_usize()];
                     r -= h / (HISTORY_MAX / 2);
                     r = r.clamp(0, (new_depth - 1).max(0));
                 }
-                let mut s = -self.alpha_beta::<NonPv>(pos, new_depth - r, -alpha - 1, -alpha, ply + 1, true);
+                let mut s = -self.alpha_beta::<NonPv>(
+                    pos,
+                    new_depth - r,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    true,
+                );
                 if s > alpha && r > 0 {
-                    s = -self.alpha_beta::<NonPv>(pos, new_depth, -alpha - 1, -alpha, ply + 1, !cut_node);
+                    s = -self.alpha_beta::<NonPv>(
+                        pos,
+                        new_depth,
+                        -alpha - 1,
+                        -alpha,
+                        ply + 1,
+                        !cut_node,
+                    );
                 }
                 if NT::PV && s > alpha && s < beta {
                     s = -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false);
@@ -629,7 +661,17 @@ impl Searcher {
         best_score
     }
 
-    fn quiescence<NT: NodeType>(&mut self, pos: &mut Position, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+    /// Captures (and evasions) until the position is quiet; at the first
+    /// quiescence ply also quiet checks, so that a mate threat just beyond
+    /// the horizon (after a null move, say) is seen.
+    fn quiescence<NT: NodeType>(
+        &mut self,
+        pos: &mut Position,
+        mut alpha: i32,
+        beta: i32,
+        ply: usize,
+        qdepth: i32,
+    ) -> i32 {
         self.nodes += 1;
         if NT::PV {
             self.pv_len[ply] = ply;
@@ -647,7 +689,9 @@ impl Searcher {
         }
         let key = pos.key();
         let hit = self.tt.probe(key);
-        if !NT::PV && let Some(h) = hit {
+        if !NT::PV
+            && let Some(h) = hit
+        {
             let s = score_from_tt(h.score, ply);
             let usable = match h.bound {
                 Bound::Exact => true,
@@ -693,7 +737,7 @@ impl Searcher {
                 }
             }
             pos.do_move(m);
-            let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1);
+            let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1, qdepth - 1);
             pos.undo_move(m);
             if self.stopped {
                 return 0;
@@ -714,6 +758,34 @@ impl Searcher {
         }
         if in_check && moves_seen == 0 {
             return -MATE + ply as i32;
+        }
+        if qdepth == 0 && !in_check && best_score < beta {
+            let mut quiets = MoveList::new();
+            pos.generate_quiets(&mut quiets);
+            for &m in quiets.iter() {
+                if !pos.gives_check(m) || !pos.see_ge(m, 0) {
+                    continue;
+                }
+                pos.do_move(m);
+                let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1, qdepth - 1);
+                pos.undo_move(m);
+                if self.stopped {
+                    return 0;
+                }
+                if score > best_score {
+                    best_score = score;
+                    if score > alpha {
+                        best_move = Some(m);
+                        if NT::PV {
+                            self.update_pv(ply, m);
+                        }
+                        if score >= beta {
+                            break;
+                        }
+                        alpha = score;
+                    }
+                }
+            }
         }
         let bound = if best_score >= beta {
             Bound::Lower

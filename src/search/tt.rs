@@ -80,7 +80,7 @@ impl TranspositionTable {
 
     /// The size in MiB.
     pub fn size_mib(&self) -> usize {
-        self.buckets.len() * std::mem::size_of::<Bucket>() >> 20
+        (self.buckets.len() * std::mem::size_of::<Bucket>()) >> 20
     }
 
     /// Forgets everything: afterwards the table reads as freshly zeroed.
@@ -122,23 +122,33 @@ impl TranspositionTable {
     pub fn probe(&self, key: u64) -> Option<TtHit> {
         let check = (key >> 32) as u32;
         let bucket = &self.buckets[self.index(key)];
-        bucket.0.iter().find(|e| e.epoch == self.epoch && e.key == check && e.bound & 3 != 0).map(|e| TtHit {
-            mv: Move::from_u16(e.mv),
-            score: i32::from(e.score),
-            eval: i32::from(e.eval),
-            depth: i32::from(e.depth),
-            bound: match e.bound & 3 {
-                1 => Bound::Upper,
-                2 => Bound::Lower,
-                _ => Bound::Exact,
+        bucket.0.iter().find(|e| e.epoch == self.epoch && e.key == check && e.bound & 3 != 0).map(
+            |e| TtHit {
+                mv: Move::from_u16(e.mv),
+                score: i32::from(e.score),
+                eval: i32::from(e.eval),
+                depth: i32::from(e.depth),
+                bound: match e.bound & 3 {
+                    1 => Bound::Upper,
+                    2 => Bound::Lower,
+                    _ => Bound::Exact,
+                },
             },
-        })
+        )
     }
 
     /// Stores a result. An existing move is kept when the new one is none.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn store(&mut self, key: u64, mv: Option<Move>, score: i32, eval: i32, depth: i32, bound: Bound) {
+    pub fn store(
+        &mut self,
+        key: u64,
+        mv: Option<Move>,
+        score: i32,
+        eval: i32,
+        depth: i32,
+        bound: Bound,
+    ) {
         let check = (key >> 32) as u32;
         let (epoch, age) = (self.epoch, self.age);
         let i = self.index(key);
@@ -186,7 +196,11 @@ impl TranspositionTable {
         let n = self.buckets.len().min(250);
         let used: usize = self.buckets[..n]
             .iter()
-            .map(|b| b.0.iter().filter(|e| e.epoch == self.epoch && e.bound & 3 != 0 && e.age == self.age).count())
+            .map(|b| {
+                b.0.iter()
+                    .filter(|e| e.epoch == self.epoch && e.bound & 3 != 0 && e.age == self.age)
+                    .count()
+            })
             .sum();
         used * 1000 / (n * 4).max(1)
     }
@@ -203,7 +217,10 @@ mod tests {
         let m = Move::normal(Square::E2, Square::E4);
         tt.store(0x1234_5678_9abc_def0, Some(m), 35, 20, 7, Bound::Exact);
         let hit = tt.probe(0x1234_5678_9abc_def0).unwrap();
-        assert_eq!((hit.mv, hit.score, hit.eval, hit.depth, hit.bound), (Some(m), 35, 20, 7, Bound::Exact));
+        assert_eq!(
+            (hit.mv, hit.score, hit.eval, hit.depth, hit.bound),
+            (Some(m), 35, 20, 7, Bound::Exact)
+        );
         assert!(tt.probe(0x1234_5679_9abc_def0).is_none());
         tt.clear();
         assert!(tt.probe(0x1234_5678_9abc_def0).is_none());

@@ -92,7 +92,10 @@ pub fn current_weights() -> Vec<(f64, f64)> {
     }
     for role in 0..6 {
         for idx in 0..32 {
-            w.push((f64::from(PARAMS[10 + role * 64 + idx]), f64::from(PARAMS[10 + role * 64 + 32 + idx])));
+            w.push((
+                f64::from(PARAMS[10 + role * 64 + idx]),
+                f64::from(PARAMS[10 + role * 64 + 32 + idx]),
+            ));
         }
     }
     for s in WEIGHTS {
@@ -119,7 +122,8 @@ fn sigmoid(k: f64, e: f64) -> f64 {
 }
 
 fn loss(samples: &[Sample], w: &[(f64, f64)], k: f64) -> f64 {
-    samples.iter().map(|s| (s.result - sigmoid(k, linear_eval(s, w))).powi(2)).sum::<f64>() / samples.len() as f64
+    samples.iter().map(|s| (s.result - sigmoid(k, linear_eval(s, w))).powi(2)).sum::<f64>()
+        / samples.len() as f64
 }
 
 /// Weight of the pull towards the starting weights (ridge regression): the
@@ -153,7 +157,9 @@ pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>>
     let start = current_weights();
     for path in paths {
         let bytes = std::fs::read(path)?;
-        let text = if crate::io::source::Compression::detect(&bytes) == crate::io::source::Compression::Zstd {
+        let text = if crate::io::source::Compression::detect(&bytes)
+            == crate::io::source::Compression::Zstd
+        {
             zstd::decode_all(&bytes[..])?
         } else {
             bytes
@@ -163,12 +169,13 @@ pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>>
             // is the score's win probability on the same curve.
             for line in text.split(|&b| b == b'\n') {
                 let Some(Ok(epd)) = crate::io::epd::EpdLine::parse(line) else { continue };
-                let (Ok(pos), Some(ce)) = (epd.position(), epd.operand("ce").and_then(|c| c.parse::<f64>().ok()))
+                let (Ok(pos), Some(ce)) =
+                    (epd.position(), epd.operand("ce").and_then(|c| c.parse::<f64>().ok()))
                 else {
                     continue;
                 };
                 counter += 1;
-                if counter % stride != 0 || pos.in_check() {
+                if !counter.is_multiple_of(stride) || pos.in_check() {
                     continue;
                 }
                 let white_cp = if pos.side_to_move() == Color::White { ce } else { -ce };
@@ -202,7 +209,7 @@ pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>>
                     continue;
                 }
                 counter += 1;
-                if counter % stride != 0 {
+                if !counter.is_multiple_of(stride) {
                     continue;
                 }
                 samples.push(sample(&pos, &mut tables, &start, result));
@@ -229,7 +236,12 @@ pub fn fit_k(samples: &[Sample], w: &[(f64, f64)]) -> f64 {
 
 /// Tunes with Adam for `epochs` full passes; returns the new weights and
 /// the loss before and after.
-pub fn tune(samples: &[Sample], k: f64, epochs: usize, mut report: impl FnMut(usize, f64)) -> (Vec<(f64, f64)>, f64, f64) {
+pub fn tune(
+    samples: &[Sample],
+    k: f64,
+    epochs: usize,
+    mut report: impl FnMut(usize, f64),
+) -> (Vec<(f64, f64)>, f64, f64) {
     let mut w = current_weights();
     let w0 = w.clone();
     let before = loss(samples, &w, k);
@@ -301,19 +313,22 @@ pub fn psqt_source(w: &[(f64, f64)], note: &str) -> String {
         }
     }
     let mut s = String::new();
-    let _ = writeln!(s, "//! Material and piece-square parameters, written by `kibitz tune` ({note}).");
+    let _ =
+        writeln!(s, "//! Material and piece-square parameters, written by `kibitz tune` ({note}).");
     let _ = writeln!(s, "//! Layout: see `psqt::PARAMS`.\n");
     let _ = writeln!(s, "/// The tuned parameters.");
     let _ = writeln!(s, "#[rustfmt::skip]");
     let _ = writeln!(s, "pub const TUNED: [i32; super::NUM_PARAMS] = [");
     let _ = writeln!(s, "    // material (mg, eg): pawn, knight, bishop, rook, queen");
-    let _ = writeln!(s, "    {},", p[..10].iter().map(i32::to_string).collect::<Vec<_>>().join(", "));
+    let _ =
+        writeln!(s, "    {},", p[..10].iter().map(i32::to_string).collect::<Vec<_>>().join(", "));
     for (role, name) in ["pawn", "knight", "bishop", "rook", "queen", "king"].iter().enumerate() {
         for (phase, off) in [("middlegame", 0), ("endgame", 32)] {
             let _ = writeln!(s, "    // {name}, {phase}: ranks 1 to 8, files a to d");
             for rank in 0..8 {
-                let row: Vec<String> =
-                    (0..4).map(|f| format!("{:>4}", p[10 + role * 64 + off + rank * 4 + f])).collect();
+                let row: Vec<String> = (0..4)
+                    .map(|f| format!("{:>4}", p[10 + role * 64 + off + rank * 4 + f]))
+                    .collect();
                 let _ = writeln!(s, "    {},", row.join(","));
             }
         }
@@ -326,7 +341,8 @@ pub fn psqt_source(w: &[(f64, f64)], note: &str) -> String {
 pub fn weights_source(w: &[(f64, f64)], note: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "//! Weights of the evaluation terms ([`crate::search::eval::Term`]), in");
-    let _ = writeln!(s, "//! centipawns, middlegame and endgame. Written by `kibitz tune` ({note});");
+    let _ =
+        writeln!(s, "//! centipawns, middlegame and endgame. Written by `kibitz tune` ({note});");
     let _ = writeln!(s, "//! see `docs/TUNING.md`.\n");
     let _ = writeln!(s, "use crate::{{chess::psqt::Score, search::eval::NUM_TERMS}};\n");
     let _ = writeln!(s, "const fn s(mg: i32, eg: i32) -> Score {{\n    Score::new(mg, eg)\n}}\n");
