@@ -25,6 +25,7 @@ pub mod chess;
 pub mod cli;
 pub mod io;
 pub mod pipeline;
+pub mod record;
 pub mod search;
 
 pub use chess::{

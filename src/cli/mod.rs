@@ -6,8 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod annotate;
 mod perft;
-mod replay;
+mod records;
+pub(crate) mod replay;
 mod search;
 mod tune;
 mod uci;
@@ -23,6 +25,14 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The main job: label the positions of games (or EPD lines) and write a .kbz file.
+    Annotate(annotate::AnnotateArgs),
+    /// Show a .kbz file: header, counts, sizes, score histogram; verify every block.
+    Inspect(records::InspectArgs),
+    /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD, JSON lines, bullet.
+    Export(records::ExportArgs),
+    /// Join the shard files of one run into the file an unsharded run writes.
+    Merge(records::MergeArgs),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::PerftArgs),
     /// Replay and verify games: every move played, every key checked, every
@@ -43,6 +53,10 @@ enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Annotate(args) => annotate::run(args),
+        Command::Inspect(args) => records::run_inspect(args),
+        Command::Export(args) => records::run_export(args),
+        Command::Merge(args) => records::run_merge(args),
         Command::Perft(args) => perft::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Search(args) => search::run_search(args),

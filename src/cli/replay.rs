@@ -114,6 +114,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         // Decode as many zstd frames at once as there are threads: more
         // only holds more decoded text in memory.
         chunk: ChunkConfig { frame_window: threads.max(2), ..ChunkConfig::default() },
+        count_games: false,
     };
     let options =
         ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };

@@ -155,6 +155,9 @@ pub struct Chunk {
     pub input_pos: u64,
     /// The text.
     pub data: ChunkData,
+    /// Index (over all inputs) of the chunk's first game or EPD line, when
+    /// the pipeline counts games.
+    pub first_game: u64,
 }
 
 /// What reading an input produces, in order.
@@ -369,6 +372,7 @@ impl InputReader<'_, '_> {
                         offset: start as u64,
                         input_pos: end as u64,
                         data: ChunkData::Mapped(map.clone(), start..end),
+                        first_game: 0,
                     }));
                     start = end;
                 }
@@ -531,6 +535,7 @@ impl InputReader<'_, '_> {
                         offset,
                         input_pos,
                         data: ChunkData::Owned(data),
+                        first_game: 0,
                     }));
                 }
                 SplitResult::Oversized(offset, len) => {

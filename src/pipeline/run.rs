@@ -80,6 +80,42 @@ pub struct PipelineConfig {
     pub threads: usize,
     /// Chunking.
     pub chunk: ChunkConfig,
+    /// Count the games of each chunk on the reader thread, so each chunk
+    /// knows the index of its first game (needed by `--shard`, `--resume`,
+    /// `--max-games`; costs a parse per chunk, small next to a search).
+    pub count_games: bool,
+}
+
+/// The number of games (PGN) or positions (EPD) in a chunk, counted the
+/// way the workers will read them.
+pub fn count_games(chunk: &Chunk) -> u64 {
+    match chunk.format {
+        Format::Pgn => {
+            let no_tags: [Vec<u8>; 0] = [];
+            let mut reader = crate::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
+            reader.set_annotations(false);
+            let mut n = 0;
+            loop {
+                let before = reader.position();
+                match reader.next_game() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => break,
+                    Err(_) => {
+                        n += 1;
+                        if reader.position() == before {
+                            break;
+                        }
+                    }
+                }
+            }
+            n
+        }
+        Format::Epd => chunk
+            .data
+            .split(|&b| b == b'\n')
+            .filter(|line| crate::io::epd::EpdLine::parse(line).is_some())
+            .count() as u64,
+    }
 }
 
 /// Runs the pipeline. `init` makes each worker's state, `work` processes a
@@ -96,13 +132,18 @@ where
     if threads == 1 {
         let mut state = init();
         let mut go_on = true;
+        let mut games = 0u64;
         for (file, path) in config.inputs.iter().enumerate() {
             if !go_on {
                 break;
             }
             source::read_input(file, path, config.format, &config.chunk, &mut |event| {
                 let event = match event {
-                    InputEvent::Chunk(chunk) => {
+                    InputEvent::Chunk(mut chunk) => {
+                        if config.count_games {
+                            chunk.first_game = games;
+                            games += count_games(&chunk);
+                        }
                         let result = work(&mut state, &chunk);
                         chunk.data.release();
                         chunk_event(&chunk, result)
@@ -132,13 +173,20 @@ where
         let job_tx_reader = job_tx.clone();
         scope.spawn(move || {
             let mut seq = 0u64;
+            let mut games = 0u64;
             for (file, path) in config.inputs.iter().enumerate() {
                 if stop_ref.load(Ordering::Relaxed) {
                     break;
                 }
-                source::read_input(file, path, config.format, &config.chunk, &mut |event| {
+                source::read_input(file, path, config.format, &config.chunk, &mut |mut event| {
                     if stop_ref.load(Ordering::Relaxed) || permit_rx_reader.recv().is_err() {
                         return false;
+                    }
+                    if config.count_games
+                        && let InputEvent::Chunk(chunk) = &mut event
+                    {
+                        chunk.first_game = games;
+                        games += count_games(chunk);
                     }
                     let ok = job_tx_reader.send((seq, event)).is_ok();
                     seq += 1;

@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""A match between `kibitz uci` and Stockfish 15.1 weakened by its
+`Skill Level` option, from the shared 2-move opening book, each opening
+played with both colours. Prints wins/draws/losses and an Elo estimate with
+a 95% interval.
+
+    python3 scripts/match.py --games 200 --kibitz-depth 8 --sf-depth 8 --skill 10
+"""
+import argparse
+import io
+import math
+import os
+import random
+import subprocess
+
+import chess
+import chess.engine
+import chess.pgn
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SHARED = os.path.join(ROOT, "..", "shared", "data")
+KIBITZ = os.environ.get("KIBITZ", os.path.join(ROOT, "target", "release", "kibitz"))
+STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
+
+
+def openings(n, seed):
+    text = subprocess.run(["zstd", "-dc", os.path.join(SHARED, "pgn/openings/2moves_v2.pgn.zst")],
+                          check=True, capture_output=True).stdout.decode()
+    handle = io.StringIO(text)
+    lines = []
+    while True:
+        g = chess.pgn.read_game(handle)
+        if g is None:
+            break
+        lines.append(list(g.mainline_moves()))
+    random.Random(seed).shuffle(lines)
+    return lines[:n]
+
+
+def play(white, black, moves, limits):
+    board = chess.Board()
+    for m in moves:
+        board.push(m)
+    engines = {chess.WHITE: white, chess.BLACK: black}
+    game_id = object()
+    while not board.is_game_over(claim_draw=True) and board.ply() < 300:
+        name, engine = engines[board.turn]
+        result = engine.play(board, limits[name], game=game_id)
+        board.push(result.move)
+    outcome = board.outcome(claim_draw=True)
+    if outcome is None or outcome.winner is None:
+        return 0.5
+    return 1.0 if outcome.winner == chess.WHITE else 0.0
+
+
+def elo(score):
+    score = min(max(score, 1e-6), 1 - 1e-6)
+    return -400 * math.log10(1 / score - 1)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--games", type=int, default=200)
+    p.add_argument("--kibitz-depth", type=int, default=8)
+    p.add_argument("--sf-depth", type=int, default=8)
+    p.add_argument("--skill", type=int, default=10)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+    kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
+    sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+    sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
+    kib.configure({"Hash": 16})
+    limits = {"kibitz": chess.engine.Limit(depth=args.kibitz_depth), "sf": chess.engine.Limit(depth=args.sf_depth)}
+    wins = draws = losses = 0
+    scores = []
+    for i, moves in enumerate(openings((args.games + 1) // 2, args.seed)):
+        for kibitz_white in (True, False):
+            if len(scores) >= args.games:
+                break
+            pair = (("kibitz", kib), ("sf", sf)) if kibitz_white else (("sf", sf), ("kibitz", kib))
+            r = play(pair[0], pair[1], moves, limits)
+            s = r if kibitz_white else 1 - r
+            scores.append(s)
+            wins += s == 1.0
+            draws += s == 0.5
+            losses += s == 0.0
+        n = len(scores)
+        if n % 20 == 0 or n >= args.games:
+            mean = sum(scores) / n
+            sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
+            lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)
+            print(f"{n} games: +{wins} ={draws} -{losses}, score {mean:.3f}, "
+                  f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz d{args.kibitz_depth} "
+                  f"vs Stockfish 15.1 Skill {args.skill} d{args.sf_depth})", flush=True)
+        if len(scores) >= args.games:
+            break
+    kib.quit()
+    sf.quit()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,361 @@
+//! `kibitz annotate`: the main job. Games (or EPD positions) in, a `.kbz`
+//! file of labelled positions out.
+
+use std::{
+    io::{self, Write},
+    path::PathBuf,
+    process::ExitCode,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use crate::{
+    cli::replay::{FormatArg, default_threads, progress_bar},
+    io::source::{ChunkConfig, Format, display_name},
+    pipeline::{
+        annotate::{AnnotateStats, BlockBuilder, Labeller, SearchLabeller, Worker, input_infos},
+        engine::{EngineConfig, EngineLabeller},
+        run::{self, Event, PipelineConfig},
+    },
+    record::{
+        file::KbzWriter,
+        format::{FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+    },
+};
+
+/// `--label`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum LabelArg {
+    /// kibitz's fixed-depth search.
+    Search,
+    /// The `[%eval]` comments already in the PGN (no search).
+    PgnEval,
+}
+
+/// Arguments of `kibitz annotate`.
+#[derive(Args, Debug)]
+pub struct AnnotateArgs {
+    /// Input files: PGN or EPD, plain, zstd or gzip; `-` reads standard input.
+    #[arg(required = true)]
+    inputs: Vec<PathBuf>,
+    /// The output file (`.kbz`).
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Replace an existing output file.
+    #[arg(long, conflicts_with = "resume")]
+    force: bool,
+    /// Continue an interrupted run: keep the complete blocks of the output,
+    /// drop a block cut short, and go on after the last game written.
+    #[arg(long)]
+    resume: bool,
+    /// Worker threads (default: all cores).
+    #[arg(long, short = 'j')]
+    threads: Option<usize>,
+    /// Where labels come from.
+    #[arg(long, value_enum, default_value_t = LabelArg::Search)]
+    label: LabelArg,
+    /// Search depth.
+    #[arg(long, short = 'd', default_value_t = 8)]
+    depth: u32,
+    /// Search this many nodes per position instead of a depth.
+    #[arg(long)]
+    nodes: Option<u64>,
+    /// Transposition table per thread, in MiB.
+    #[arg(long, default_value_t = 16)]
+    hash: u32,
+    /// Plies skipped at the start of each game.
+    #[arg(long, default_value_t = 8)]
+    skip_plies: u32,
+    /// Skip positions in check.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    skip_check: bool,
+    /// Skip positions whose best move is a capture (the played move when not searching).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    skip_captures: bool,
+    /// Keep this fraction of positions (0 to 1), chosen by --seed.
+    #[arg(long, default_value_t = 1.0)]
+    sample: f64,
+    /// Seed of --sample.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Drop positions already labelled (same key) earlier in the run.
+    #[arg(long)]
+    dedup: bool,
+    /// Read at most this many games.
+    #[arg(long)]
+    max_games: Option<u64>,
+    /// Write at most this many labelled positions.
+    #[arg(long)]
+    max_positions: Option<u64>,
+    /// Take only the games whose index modulo N is K (K/N, 0-based).
+    #[arg(long, value_name = "K/N")]
+    shard: Option<String>,
+    /// Read the inputs as this format instead of sniffing it.
+    #[arg(long, value_enum)]
+    format: Option<FormatArg>,
+    /// Label with this UCI engine (one process per thread) instead of the
+    /// built-in search.
+    #[arg(long, value_name = "PATH")]
+    engine: Option<PathBuf>,
+    /// An option for the engine, `Name=Value` (repeatable).
+    #[arg(long = "engine-option", value_name = "NAME=VALUE")]
+    engine_options: Vec<String>,
+    /// Seconds an engine may take for one position before it is restarted.
+    #[arg(long, default_value_t = 60.0)]
+    engine_timeout: f64,
+    /// No progress bar.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_shard(text: &str) -> Result<(u64, u64)> {
+    let (k, n) = text.split_once('/').context("--shard expects K/N, e.g. 0/4")?;
+    let (k, n): (u64, u64) = (k.trim().parse()?, n.trim().parse()?);
+    if n == 0 || k >= n {
+        bail!("--shard {text}: K must be below N");
+    }
+    Ok((k, n))
+}
+
+/// Everything the summary reports.
+#[derive(serde::Serialize)]
+struct Summary<'a> {
+    output: String,
+    header: &'a Header,
+    #[serde(flatten)]
+    stats: &'a AnnotateStats,
+    bytes_written: u64,
+    bytes_per_position: f64,
+    seconds: f64,
+    positions_per_second: f64,
+    threads: usize,
+    interrupted: bool,
+    resumed_from_game: u64,
+}
+
+/// Runs `kibitz annotate`.
+pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
+    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    if !(0.0..=1.0).contains(&args.sample) {
+        bail!("--sample must be between 0 and 1");
+    }
+    let shard = args.shard.as_deref().map(parse_shard).transpose()?.unwrap_or((0, 1));
+    if shard.1 > 1 && args.max_positions.is_some() {
+        bail!("--max-positions cannot be split across shards: apply it to the merged file");
+    }
+    let label = match (&args.engine, args.label) {
+        (Some(_), LabelArg::PgnEval) => bail!("--engine labels by searching: it cannot be used with --label pgn-eval"),
+        (Some(_), _) => LabelSource::Engine,
+        (None, LabelArg::Search) => LabelSource::Search,
+        (None, LabelArg::PgnEval) => LabelSource::PgnEval,
+    };
+    let engine_config = match &args.engine {
+        Some(path) => Some(EngineConfig::new(
+            path.clone(),
+            &args.engine_options,
+            args.depth,
+            args.nodes.unwrap_or(0),
+            args.hash,
+            args.engine_timeout,
+        )?),
+        None => None,
+    };
+    // The engine's identity goes into the header, so probe it once.
+    let engine_id = match &engine_config {
+        Some(c) => c.describe().context("starting the engine")?,
+        None => String::new(),
+    };
+    let searching = label != LabelSource::PgnEval;
+    let options = Options {
+        label,
+        depth: if searching && args.nodes.is_none() { args.depth } else { 0 },
+        nodes: if searching { args.nodes.unwrap_or(0) } else { 0 },
+        hash_mib: if searching { args.hash } else { 0 },
+        skip_plies: args.skip_plies,
+        skip_check: args.skip_check,
+        skip_captures: args.skip_captures,
+        sample_ppm: (args.sample * 1e6).round() as u32,
+        seed: args.seed,
+        dedup: args.dedup,
+        max_games: args.max_games.unwrap_or(0),
+        max_positions: args.max_positions.unwrap_or(0),
+        shard,
+        engine: engine_id,
+    };
+    let header = Header {
+        magic: MAGIC,
+        version: FORMAT_VERSION,
+        kibitz_version: env!("CARGO_PKG_VERSION").to_string(),
+        options: options.clone(),
+        inputs: input_infos(&args.inputs),
+    };
+
+    // Duplicates are dropped here, except in a shard: `merge` drops them,
+    // so that the merged shards equal one unsharded run.
+    let mut builder = BlockBuilder::new(args.dedup && shard.1 <= 1, options.max_positions);
+    let mut resume_from = 0;
+    let mut writer = if args.resume && args.output.exists() {
+        let (writer, blocks, dropped) = KbzWriter::resume(&args.output, &header)?;
+        if let Some(e) = dropped {
+            eprintln!("kibitz: dropped what followed the last complete block ({e})");
+        }
+        resume_from = blocks.last().and_then(|b| b.games.last()).map_or(0, |g| g.index + 1);
+        builder.restore(&blocks);
+        if !args.quiet {
+            eprintln!("kibitz: resuming after game {resume_from} ({} labels kept)", builder.labels_written);
+        }
+        writer
+    } else {
+        KbzWriter::create(&args.output, &header, args.force)?
+    };
+
+    let interrupted = Arc::new(AtomicBool::new(false));
+    {
+        let flag = interrupted.clone();
+        // A second signal while finishing up ends the process at once; the
+        // file then holds complete blocks only and --resume continues it.
+        let _ = ctrlc::set_handler(move || {
+            if flag.swap(true, Ordering::SeqCst) {
+                std::process::exit(130);
+            }
+        });
+    }
+
+    let config = PipelineConfig {
+        inputs: args.inputs.clone(),
+        format: args.format.map(Format::from),
+        threads,
+        // Searching costs far more than reading: small chunks (a few games)
+        // keep every thread busy even on a small input.
+        chunk: ChunkConfig {
+            frame_window: threads.max(2),
+            target: if searching { 4 << 10 } else { 256 << 10 },
+            ..ChunkConfig::default()
+        },
+        count_games: true,
+    };
+    let total: Option<u64> = args
+        .inputs
+        .iter()
+        .map(|p| if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) })
+        .sum();
+    let bar = progress_bar(total, args.quiet);
+    let start = Instant::now();
+    let mut stats = AnnotateStats::default();
+    let mut failure: Option<anyhow::Error> = None;
+    let mut done_bytes = 0u64;
+    let mut dropped = 0u64;
+    let max_games = options.max_games;
+
+    let hash = args.hash as usize;
+    let depth = args.depth;
+    let nodes = args.nodes.unwrap_or(0);
+    let make_labeller = || -> Box<dyn Labeller> {
+        match &engine_config {
+            Some(c) => Box::new(EngineLabeller::new(c.clone())),
+            None => Box::new(SearchLabeller::new(depth, nodes, hash)),
+        }
+    };
+    run::run(
+        &config,
+        || Worker::new(make_labeller(), options.clone(), resume_from),
+        |worker, chunk| worker.chunk(chunk),
+        |event| {
+            if interrupted.load(Ordering::SeqCst) {
+                return false;
+            }
+            match event {
+                Event::Chunk { input_pos, result, .. } => {
+                    stats.add(&result.stats);
+                    for a in result.records {
+                        if let Some(block) = builder.push(a, &mut dropped)
+                            && let Err(e) = writer.write_block(&block)
+                        {
+                            failure = Some(e.into());
+                            return false;
+                        }
+                    }
+                    bar.set_position(done_bytes + input_pos);
+                    let secs = start.elapsed().as_secs_f64().max(1e-9);
+                    bar.set_message(format!(
+                        "{} games, {} positions, {:.0} positions/s",
+                        stats.games,
+                        builder.labels_written,
+                        stats.searched as f64 / secs
+                    ));
+                    if builder.full || (max_games > 0 && stats.games_read + resume_from >= max_games) {
+                        return false;
+                    }
+                }
+                Event::Error { file, offset, message } => {
+                    let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+                    bar.suspend(|| eprintln!("kibitz: {}{at}: {message}", display_name(&args.inputs[file])));
+                }
+                Event::End { bytes_in, .. } => {
+                    done_bytes += bytes_in;
+                    bar.set_position(done_bytes);
+                }
+                Event::Start { .. } => {}
+            }
+            true
+        },
+    );
+    bar.finish_and_clear();
+    if let Some(e) = failure {
+        return Err(e.context(format!("writing {}", args.output.display())));
+    }
+    let was_interrupted = interrupted.load(Ordering::SeqCst);
+    if !was_interrupted && let Some(block) = builder.take() {
+        writer.write_block(&block).with_context(|| format!("writing {}", args.output.display()))?;
+    }
+    let bytes_written = writer.written();
+    writer.finish()?;
+    stats.skipped_duplicate += dropped;
+    stats.labelled = builder.labels_written;
+    let seconds = start.elapsed().as_secs_f64();
+    let summary = Summary {
+        output: args.output.display().to_string(),
+        header: &header,
+        stats: &stats,
+        bytes_written,
+        bytes_per_position: bytes_written as f64 / stats.labelled.max(1) as f64,
+        seconds,
+        positions_per_second: stats.searched as f64 / seconds.max(1e-9),
+        threads,
+        interrupted: was_interrupted,
+        resumed_from_game: resume_from,
+    };
+    let mut out = io::stdout().lock();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&summary)?)?;
+    } else {
+        writeln!(out, "output    {} ({} bytes, {:.2} bytes per labelled position)", summary.output, bytes_written, summary.bytes_per_position)?;
+        writeln!(out, "games     {} read, {} annotated, {} with an illegal move or bad start", stats.games_read, stats.games, stats.rejected)?;
+        writeln!(out, "positions {} labelled of {} looked at ({} searched, {} nodes)", stats.labelled, stats.positions, stats.searched, stats.nodes)?;
+        writeln!(
+            out,
+            "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} unlabelled, {} duplicates",
+            stats.skipped_opening, stats.skipped_check, stats.skipped_capture, stats.skipped_sample, stats.skipped_unlabelled, stats.skipped_duplicate
+        )?;
+        if !stats.skipped_variants.is_empty() {
+            writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
+        }
+        for f in stats.failures.iter().take(20) {
+            writeln!(out, "failure   {f}")?;
+        }
+        writeln!(out, "seconds   {seconds:.2} ({threads} threads, {:.0} positions searched per second)", summary.positions_per_second)?;
+        if was_interrupted {
+            writeln!(out, "interrupted: the file ends at its last complete block; continue with --resume")?;
+        }
+    }
+    Ok(if was_interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}

@@ -1,0 +1,269 @@
+//! `kibitz inspect`, `kibitz export` and `kibitz merge`: reading `.kbz`
+//! files.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    fs::File,
+    io::{self, BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+
+use crate::{
+    pipeline::annotate::same_run_but_shard,
+    record::{
+        chain::walk,
+        export::{ExportFormat, Exporter},
+        file::{KbzReader, KbzWriter},
+        format::{BLOCK_GAMES, BLOCK_LABELS, Block, is_mate},
+    },
+};
+
+/// Arguments of `kibitz inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// A `.kbz` file.
+    file: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `kibitz inspect`: header, counts, sizes, a score histogram, and
+/// every block's checksum checked. Exit code 1 if a block is corrupt.
+pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
+    let mut reader = KbzReader::open(&args.file)?;
+    let (mut blocks, mut games, mut labels, mut moves, mut mates, mut chains_checked) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let mut histogram: BTreeMap<i32, u64> = BTreeMap::new();
+    let mut corrupt = None;
+    let mut first_game = None;
+    let mut last_game = None;
+    while let Some(next) = reader.next_block() {
+        match next {
+            Ok((_, _, block)) => {
+                blocks += 1;
+                for g in &block.games {
+                    games += 1;
+                    first_game.get_or_insert(g.index);
+                    last_game = Some(g.index);
+                    moves += g.moves.len() as u64;
+                    labels += g.labels.len() as u64;
+                    for l in &g.labels {
+                        if is_mate(l.score) {
+                            mates += 1;
+                        } else {
+                            // Buckets of 100 centipawns, clamped to ±1000.
+                            let b = (i32::from(l.score).clamp(-1050, 1050) + 50).div_euclid(100) * 100;
+                            *histogram.entry(b).or_default() += 1;
+                        }
+                    }
+                    if walk(g, |_| {}).is_ok() {
+                        chains_checked += 1;
+                    }
+                }
+            }
+            Err(e) => {
+                corrupt = Some(e);
+                break;
+            }
+        }
+    }
+    let size = reader.len();
+    let mut out = io::stdout().lock();
+    if args.json {
+        let v = serde_json::json!({
+            "file": args.file.display().to_string(),
+            "bytes": size,
+            "header": reader.header,
+            "blocks": blocks,
+            "games": games,
+            "first_game": first_game,
+            "last_game": last_game,
+            "moves": moves,
+            "labels": labels,
+            "mate_labels": mates,
+            "chains_valid": chains_checked,
+            "bytes_per_label": size as f64 / labels.max(1) as f64,
+            "histogram": histogram,
+            "corrupt": corrupt.as_ref().map(|e| serde_json::json!({"offset": e.offset, "message": e.message})),
+        });
+        writeln!(out, "{v}")?;
+    } else {
+        let h = &reader.header;
+        writeln!(out, "file      {} ({size} bytes)", args.file.display())?;
+        writeln!(out, "format    kbz version {}, written by kibitz {}", h.version, h.kibitz_version)?;
+        let o = &h.options;
+        writeln!(
+            out,
+            "labels    {:?}, depth {}, nodes {}, hash {} MiB{}",
+            o.label,
+            o.depth,
+            o.nodes,
+            o.hash_mib,
+            if o.engine.is_empty() { String::new() } else { format!(", engine {}", o.engine) }
+        )?;
+        writeln!(
+            out,
+            "select    skip {} plies, skip check {}, skip captures {}, sample {:.6} (seed {}), dedup {}, shard {}/{}",
+            o.skip_plies,
+            o.skip_check,
+            o.skip_captures,
+            f64::from(o.sample_ppm) / 1e6,
+            o.seed,
+            o.dedup,
+            o.shard.0,
+            o.shard.1
+        )?;
+        for i in &h.inputs {
+            writeln!(out, "input     {} ({} bytes)", i.name, i.size)?;
+        }
+        writeln!(out, "blocks    {blocks}, every checksum verified")?;
+        writeln!(out, "games     {games} (indices {:?} to {:?}), {moves} moves, {chains_checked} chains replayed", first_game, last_game)?;
+        writeln!(out, "positions {labels} labelled ({mates} mate scores), {:.2} bytes each", size as f64 / labels.max(1) as f64)?;
+        let max = histogram.values().copied().max().unwrap_or(1).max(1);
+        for (bucket, n) in &histogram {
+            let bar = "#".repeat((n * 50 / max) as usize);
+            writeln!(out, "  {:>+6} {:>9} {bar}", bucket, n)?;
+        }
+    }
+    if let Some(e) = corrupt {
+        eprintln!("kibitz: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `kibitz export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// A `.kbz` file.
+    file: PathBuf,
+    /// The format to write.
+    #[arg(long, value_enum)]
+    format: ExportFormat,
+    /// Write here (default: standard output).
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+}
+
+/// Runs `kibitz export`, block by block.
+pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
+    let mut reader = KbzReader::open(&args.file)?;
+    let out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(BufWriter::with_capacity(1 << 20, File::create(p).with_context(|| format!("cannot create {}", p.display()))?)),
+        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+    };
+    let mut exporter = Exporter::new(args.format, out)?;
+    let mut corrupt = None;
+    while let Some(next) = reader.next_block() {
+        match next {
+            Ok((_, _, block)) => {
+                for g in &block.games {
+                    exporter.game(g)?;
+                }
+            }
+            Err(e) => {
+                corrupt = Some(e);
+                break;
+            }
+        }
+    }
+    let stats = exporter.stats;
+    exporter.finish()?;
+    if args.output.is_some() {
+        eprintln!("kibitz: {} games, {} records written, {} positions without a move left out", stats.games, stats.written, stats.skipped);
+    }
+    if let Some(e) = corrupt {
+        eprintln!("kibitz: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Arguments of `kibitz merge`.
+#[derive(Args, Debug)]
+pub struct MergeArgs {
+    /// The shard files (any order).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The merged file.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Replace an existing output file.
+    #[arg(long)]
+    force: bool,
+}
+
+/// Runs `kibitz merge`: shards of one run, joined in game order into the
+/// file the unsharded run writes (duplicates dropped here when the run asked
+/// for `--dedup`).
+pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
+    let mut readers: Vec<KbzReader> = args.files.iter().map(|f| KbzReader::open(f)).collect::<Result<_, _>>()?;
+    let first = readers[0].header.clone();
+    let n = first.options.shard.1;
+    let mut shards_seen = HashSet::new();
+    for (r, f) in readers.iter().zip(&args.files) {
+        if !same_run_but_shard(&r.header, &first) {
+            bail!("{} is not a shard of the same run as {}", f.display(), args.files[0].display());
+        }
+        if r.header.options.shard.1 != n || !shards_seen.insert(r.header.options.shard.0) {
+            bail!("{}: shard {}/{} repeated or of another split", f.display(), r.header.options.shard.0, r.header.options.shard.1);
+        }
+    }
+    if shards_seen.len() as u64 != n {
+        bail!("{} shards of {n} given: the merge would miss games", shards_seen.len());
+    }
+    let mut header = first.clone();
+    header.options.shard = (0, 1);
+    let mut writer = KbzWriter::create(&args.output, &header, args.force)?;
+    // A k-way merge by game index; each shard is in index order.
+    let mut pending: Vec<std::collections::VecDeque<crate::record::format::GameRecord>> =
+        vec![Default::default(); readers.len()];
+    let mut seen = header.options.dedup.then(HashSet::new);
+    let mut block = Block { games: Vec::new() };
+    let mut block_labels = 0;
+    loop {
+        for (i, r) in readers.iter_mut().enumerate() {
+            if pending[i].is_empty()
+                && let Some(next) = r.next_block()
+            {
+                pending[i].extend(next?.2.games);
+            }
+        }
+        let Some(i) = (0..pending.len()).filter(|&i| !pending[i].is_empty()).min_by_key(|&i| pending[i][0].index) else {
+            break;
+        };
+        let Some(mut game) = pending[i].pop_front() else { break };
+        if let Some(seen) = seen.as_mut() {
+            let mut kept = Vec::new();
+            let labels = std::mem::take(&mut game.labels);
+            let mut keys = Vec::new();
+            let _ = walk(&crate::record::format::GameRecord { labels: labels.clone(), ..game.clone() }, |s| {
+                if s.label.is_some() {
+                    keys.push(s.pos.key());
+                }
+            });
+            for (l, k) in labels.into_iter().zip(keys) {
+                if seen.insert(k) {
+                    kept.push(l);
+                }
+            }
+            game.labels = kept;
+        }
+        block_labels += game.labels.len();
+        block.games.push(game);
+        if block.games.len() >= BLOCK_GAMES || block_labels >= BLOCK_LABELS {
+            writer.write_block(&block)?;
+            block.games.clear();
+            block_labels = 0;
+        }
+    }
+    if !block.games.is_empty() {
+        writer.write_block(&block)?;
+    }
+    writer.finish()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,538 @@
+//! Annotate: games in, labelled positions out, on every core.
+//!
+//! Workers replay the games of their chunks, select positions (skip the
+//! opening plies, positions in check, positions whose best move captures,
+//! a deterministic sample), label them (kibitz's search, or the PGN's
+//! `[%eval]`), and turn each game into a [`GameRecord`]. The caller's side
+//! receives the records in input order, drops duplicates, applies the
+//! limits, and writes blocks that close at deterministic points, so the
+//! output is the same bytes whatever the thread count, and a resumed run
+//! writes what an uninterrupted one would.
+
+use std::{
+    collections::{BTreeMap, HashSet},
+    path::PathBuf,
+};
+
+use crate::{
+    chess::{mv::Move, position::Position},
+    io::{
+        epd::EpdLine,
+        pgn::{Eval, GameReader, MoveToken, ParsedGame},
+        source::{Chunk, Format},
+    },
+    pipeline::replay::{VariantKind, set_start_position, variant_kind},
+    record::{
+        chain::walk,
+        format::{
+            BLOCK_GAMES, BLOCK_LABELS, Block, GameRecord, Label, LabelSource, Options, PackedBoard, label_score,
+            move_index, result_code,
+        },
+    },
+    search::{Limits, Searcher, mate_in, mated_in},
+};
+
+/// Where a position stands: its game and ply, and the game so far (an
+/// external engine is given the moves, so it knows the history).
+pub struct LabelContext<'a> {
+    /// The game's index.
+    pub game: u64,
+    /// The position's ply in the game.
+    pub ply: usize,
+    /// The game's start position as FEN.
+    pub start_fen: &'a str,
+    /// The moves from the start to this position.
+    pub moves: &'a [Move],
+}
+
+/// Labels positions for a worker: the built-in search, or an external
+/// engine ([`crate::pipeline::engine`]).
+pub trait Labeller {
+    /// Called at the start of each game (clear what carries over).
+    fn new_game(&mut self, chess960: bool);
+    /// The label of `pos`: (score from the side to move, best move, depth,
+    /// nodes), or `None` when it cannot be labelled.
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)>;
+    /// Problems met (failures to label), as messages, drained by the caller.
+    fn take_failures(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+impl Labeller for Box<dyn Labeller> {
+    fn new_game(&mut self, chess960: bool) {
+        (**self).new_game(chess960);
+    }
+
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+        (**self).label(pos, ctx)
+    }
+
+    fn take_failures(&mut self) -> Vec<String> {
+        (**self).take_failures()
+    }
+}
+
+/// The built-in search as a labeller.
+pub struct SearchLabeller {
+    searcher: Searcher,
+    limits: Limits,
+}
+
+impl SearchLabeller {
+    /// A labeller searching to `depth` (or `nodes`) with a `hash_mib` table.
+    pub fn new(depth: u32, nodes: u64, hash_mib: usize) -> SearchLabeller {
+        let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
+        SearchLabeller { searcher: Searcher::new(hash_mib), limits }
+    }
+}
+
+impl Labeller for SearchLabeller {
+    fn new_game(&mut self, _chess960: bool) {
+        self.searcher.new_game();
+    }
+
+    fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+        let r = self.searcher.search(pos, &self.limits, |_| {});
+        r.best?;
+        Some((r.score, r.best, r.depth.clamp(0, 255) as u8, r.nodes))
+    }
+}
+
+/// Counts of an annotate run.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct AnnotateStats {
+    /// Games (or EPD lines) read, before shard and limits.
+    pub games_read: u64,
+    /// Games taken (in the shard, within the limits) and written.
+    pub games: u64,
+    /// Games with an illegal move or a bad start (their chain stops there).
+    pub rejected: u64,
+    /// Games skipped for their variant, by name.
+    pub skipped_variants: BTreeMap<String, u64>,
+    /// Positions looked at.
+    pub positions: u64,
+    /// Positions labelled and written.
+    pub labelled: u64,
+    /// Positions searched (or evaluated by the engine).
+    pub searched: u64,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Positions left out by each filter.
+    pub skipped_opening: u64,
+    /// ... in check.
+    pub skipped_check: u64,
+    /// ... best move a capture.
+    pub skipped_capture: u64,
+    /// ... not sampled.
+    pub skipped_sample: u64,
+    /// ... no label (no `[%eval]`, no legal move, an engine failure).
+    pub skipped_unlabelled: u64,
+    /// ... duplicates.
+    pub skipped_duplicate: u64,
+    /// Labelling failures (engine crashes, timeouts), with their locations.
+    pub failures: Vec<String>,
+}
+
+impl AnnotateStats {
+    /// Adds another part's counts.
+    pub fn add(&mut self, o: &AnnotateStats) {
+        self.games_read += o.games_read;
+        self.games += o.games;
+        self.rejected += o.rejected;
+        for (k, v) in &o.skipped_variants {
+            *self.skipped_variants.entry(k.clone()).or_default() += v;
+        }
+        self.positions += o.positions;
+        self.labelled += o.labelled;
+        self.searched += o.searched;
+        self.nodes += o.nodes;
+        self.skipped_opening += o.skipped_opening;
+        self.skipped_check += o.skipped_check;
+        self.skipped_capture += o.skipped_capture;
+        self.skipped_sample += o.skipped_sample;
+        self.skipped_unlabelled += o.skipped_unlabelled;
+        self.skipped_duplicate += o.skipped_duplicate;
+        self.failures.extend(o.failures.iter().cloned());
+    }
+}
+
+/// A game record with the keys of its labelled positions (for dedup).
+pub struct Annotated {
+    /// The record.
+    pub record: GameRecord,
+    /// The key of each label's position.
+    pub keys: Vec<u64>,
+}
+
+/// What a chunk gave.
+#[derive(Default)]
+pub struct ChunkAnnotations {
+    /// Records in input order.
+    pub records: Vec<Annotated>,
+    /// Counts.
+    pub stats: AnnotateStats,
+}
+
+/// A deterministic coin for `--sample`: the same (seed, game, ply) always
+/// gives the same answer.
+pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
+    if ppm >= 1_000_000 {
+        return true;
+    }
+    let mut x = seed ^ game.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (ply as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^= x >> 31;
+    x % 1_000_000 < u64::from(ppm)
+}
+
+/// A score from a PGN `[%eval]` (White's view) for the side to move.
+fn eval_score(eval: Eval, pos: &Position) -> i32 {
+    let white = match eval {
+        Eval::Cp(cp) => cp.clamp(-30_000, 30_000),
+        // Mate in n moves for White: n > 0 White mates, n < 0 Black mates.
+        Eval::Mate(n) if n > 0 => mate_in(n),
+        Eval::Mate(n) if n < 0 => mated_in(-n),
+        Eval::Mate(_) => 0,
+    };
+    if pos.side_to_move() == crate::Color::White { white } else { -white }
+}
+
+/// A worker: its labeller and settings.
+pub struct Worker<L: Labeller> {
+    labeller: L,
+    options: Options,
+    resume_from: u64,
+    startpos: Position,
+}
+
+impl<L: Labeller> Worker<L> {
+    /// A worker with `labeller`, skipping games before `resume_from`.
+    pub fn new(labeller: L, options: Options, resume_from: u64) -> Worker<L> {
+        Worker { labeller, options, resume_from, startpos: Position::startpos() }
+    }
+
+    fn takes(&self, game: u64) -> bool {
+        let (k, n) = self.options.shard;
+        game >= self.resume_from
+            && (self.options.max_games == 0 || game < self.options.max_games)
+            && (n <= 1 || game % n == k)
+    }
+
+    /// Annotates the games of a chunk.
+    pub fn chunk(&mut self, chunk: &Chunk) -> ChunkAnnotations {
+        let mut out = ChunkAnnotations::default();
+        match chunk.format {
+            Format::Pgn => {
+                let no_tags: [Vec<u8>; 0] = [];
+                let mut reader = GameReader::new(&chunk.data, chunk.offset, &no_tags);
+                reader.set_annotations(self.options.label == LabelSource::PgnEval);
+                let mut index = chunk.first_game;
+                loop {
+                    let before = reader.position();
+                    match reader.next_game() {
+                        Ok(Some(game)) => {
+                            out.stats.games_read += 1;
+                            if self.takes(index) {
+                                let game = game.clone();
+                                self.game(&game, index, &mut out);
+                            }
+                        }
+                        Ok(None) => break,
+                        Err(_) => {
+                            out.stats.games_read += 1;
+                            if self.takes(index) {
+                                out.stats.rejected += 1;
+                            }
+                            if reader.position() == before {
+                                break;
+                            }
+                        }
+                    }
+                    index += 1;
+                }
+            }
+            Format::Epd => {
+                let mut index = chunk.first_game;
+                for line in chunk.data.split(|&b| b == b'\n') {
+                    let Some(parsed) = EpdLine::parse(line) else { continue };
+                    out.stats.games_read += 1;
+                    if self.takes(index) {
+                        match parsed.ok().and_then(|l| l.position().ok()) {
+                            Some(pos) => self.epd(pos, index, &mut out),
+                            None => out.stats.rejected += 1,
+                        }
+                    }
+                    index += 1;
+                }
+            }
+        }
+        out
+    }
+
+    /// Labels `pos` at `ply` if the filters let it through.
+    #[allow(clippy::too_many_arguments)]
+    fn select(
+        &mut self,
+        pos: &mut Position,
+        ctx: &LabelContext<'_>,
+        in_game: bool,
+        pgn_eval: Option<Option<Eval>>,
+        played: Option<Move>,
+        stats: &mut AnnotateStats,
+    ) -> Option<(Label, u64)> {
+        let (game, ply) = (ctx.game, ctx.ply);
+        let o = &self.options;
+        stats.positions += 1;
+        if in_game && ply < o.skip_plies as usize {
+            stats.skipped_opening += 1;
+            return None;
+        }
+        if o.skip_check && pos.in_check() {
+            stats.skipped_check += 1;
+            return None;
+        }
+        if !sampled(o.seed, game, ply, o.sample_ppm) {
+            stats.skipped_sample += 1;
+            return None;
+        }
+        if !pos.has_legal_moves() {
+            stats.skipped_unlabelled += 1;
+            return None;
+        }
+        let (score, best, depth) = match (o.label, pgn_eval) {
+            (LabelSource::PgnEval, Some(eval)) => match eval {
+                Some(e) => (eval_score(e, pos), None, 0),
+                None => {
+                    stats.skipped_unlabelled += 1;
+                    return None;
+                }
+            },
+            (LabelSource::PgnEval, None) => {
+                stats.skipped_unlabelled += 1;
+                return None;
+            }
+            _ => {
+                stats.searched += 1;
+                match self.labeller.label(pos, ctx) {
+                    Some((score, best, depth, nodes)) => {
+                        stats.nodes += nodes;
+                        (score, best, depth)
+                    }
+                    None => {
+                        stats.skipped_unlabelled += 1;
+                        return None;
+                    }
+                }
+            }
+        };
+        if o.skip_captures && best.or(played).is_some_and(|m| pos.is_capture(m)) {
+            stats.skipped_capture += 1;
+            return None;
+        }
+        let best_index = match best {
+            Some(m) => move_index(pos, m)?,
+            None => 255,
+        };
+        Some((Label { ply: ply.min(u16::MAX as usize) as u16, score: label_score(score), best: best_index, depth }, pos.key()))
+    }
+
+    fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
+        let stats = &mut out.stats;
+        if variant_kind(&game.variant) == VariantKind::Other {
+            *stats.skipped_variants.entry(String::from_utf8_lossy(&game.variant).into_owned()).or_default() += 1;
+            return;
+        }
+        let mut pos = self.startpos.clone();
+        if set_start_position(game, &mut pos, &self.startpos).is_err() {
+            stats.rejected += 1;
+            return;
+        }
+        stats.games += 1;
+        self.labeller.new_game(pos.is_chess960());
+        let tags = [
+            &game.event,
+            &game.site,
+            &game.date,
+            &game.round,
+            &game.white,
+            &game.black,
+            &game.result,
+        ]
+        .map(|t| String::from_utf8_lossy(t).into_owned());
+        let mut record = GameRecord {
+            index,
+            start: PackedBoard::pack(&pos),
+            result: result_code(&game.result),
+            tags,
+            moves: Vec::with_capacity(game.moves.len()),
+            labels: Vec::new(),
+        };
+        let mut keys = Vec::new();
+        let pgn_eval = self.options.label == LabelSource::PgnEval;
+        let start_fen = pos.fen();
+        let mut made: Vec<Move> = Vec::with_capacity(game.moves.len());
+        for ply in 0..=game.moves.len() {
+            // The move played from this position, if legal.
+            let played = match game.moves.get(ply) {
+                Some(MoveToken::San(san)) => san.to_move(&pos).ok(),
+                _ => None,
+            };
+            let eval = pgn_eval.then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
+            let ctx = LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
+            if let Some((label, key)) = self.select(&mut pos, &ctx, true, eval, played, &mut out.stats) {
+                record.labels.push(label);
+                keys.push(key);
+            }
+            let stats = &mut out.stats;
+            let Some(m) = played else {
+                if ply < game.moves.len() {
+                    stats.rejected += 1;
+                }
+                break;
+            };
+            let Some(i) = move_index(&pos, m) else {
+                stats.rejected += 1;
+                break;
+            };
+            record.moves.push(i);
+            made.push(m);
+            pos.do_move(m);
+        }
+        out.stats.failures.extend(self.labeller.take_failures());
+        out.records.push(Annotated { record, keys });
+    }
+
+    fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {
+        out.stats.games += 1;
+        self.labeller.new_game(pos.is_chess960());
+        let mut record = GameRecord {
+            index,
+            start: PackedBoard::pack(&pos),
+            result: 3,
+            tags: Default::default(),
+            moves: Vec::new(),
+            labels: Vec::new(),
+        };
+        let mut keys = Vec::new();
+        let start_fen = pos.fen();
+        let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
+        if let Some((label, key)) = self.select(&mut pos, &ctx, false, None, None, &mut out.stats) {
+            record.labels.push(label);
+            keys.push(key);
+        }
+        out.stats.failures.extend(self.labeller.take_failures());
+        out.records.push(Annotated { record, keys });
+    }
+}
+
+/// The caller's side: dedup, limits, blocks.
+pub struct BlockBuilder {
+    dedup: Option<HashSet<u64>>,
+    max_positions: u64,
+    /// Labels accepted so far (over the whole file, resumed part included).
+    pub labels_written: u64,
+    block: Block,
+    block_labels: usize,
+    /// Whether a limit was reached (no more records are accepted).
+    pub full: bool,
+}
+
+impl BlockBuilder {
+    /// A builder; `dedup` when duplicates are dropped here.
+    pub fn new(dedup: bool, max_positions: u64) -> BlockBuilder {
+        BlockBuilder {
+            dedup: dedup.then(HashSet::new),
+            max_positions,
+            labels_written: 0,
+            block: Block { games: Vec::new() },
+            block_labels: 0,
+            full: false,
+        }
+    }
+
+    /// Takes over what an earlier, interrupted run wrote: the dedup keys and
+    /// the label count.
+    pub fn restore(&mut self, blocks: &[Block]) {
+        for block in blocks {
+            for record in &block.games {
+                self.labels_written += record.labels.len() as u64;
+                if let Some(seen) = self.dedup.as_mut() {
+                    let _ = walk(record, |step| {
+                        if step.label.is_some() {
+                            seen.insert(step.pos.key());
+                        }
+                    });
+                }
+            }
+        }
+        if self.max_positions > 0 && self.labels_written >= self.max_positions {
+            self.full = true;
+        }
+    }
+
+    /// Adds a record; returns a block when one is complete. `dropped` counts
+    /// labels dropped as duplicates.
+    pub fn push(&mut self, mut a: Annotated, dropped: &mut u64) -> Option<Block> {
+        if self.full {
+            return None;
+        }
+        if let Some(seen) = self.dedup.as_mut() {
+            let mut kept = Vec::with_capacity(a.record.labels.len());
+            for (label, key) in a.record.labels.iter().zip(&a.keys) {
+                if seen.insert(*key) {
+                    kept.push(*label);
+                } else {
+                    *dropped += 1;
+                }
+            }
+            a.record.labels = kept;
+        }
+        if self.max_positions > 0 {
+            let room = self.max_positions.saturating_sub(self.labels_written) as usize;
+            if a.record.labels.len() >= room {
+                a.record.labels.truncate(room);
+                self.full = true;
+            }
+        }
+        self.labels_written += a.record.labels.len() as u64;
+        self.block_labels += a.record.labels.len();
+        self.block.games.push(a.record);
+        if self.block.games.len() >= BLOCK_GAMES || self.block_labels >= BLOCK_LABELS || self.full {
+            return self.take();
+        }
+        None
+    }
+
+    /// The block in progress, if it has games.
+    pub fn take(&mut self) -> Option<Block> {
+        if self.block.games.is_empty() {
+            return None;
+        }
+        self.block_labels = 0;
+        Some(std::mem::replace(&mut self.block, Block { games: Vec::new() }))
+    }
+}
+
+/// Whether two headers describe the same run but for the shard.
+pub fn same_run_but_shard(a: &crate::record::format::Header, b: &crate::record::format::Header) -> bool {
+    let mut a = a.clone();
+    let mut b = b.clone();
+    a.options.shard = (0, 1);
+    b.options.shard = (0, 1);
+    a == b
+}
+
+/// The inputs of a run as the header records them.
+pub fn input_infos(inputs: &[PathBuf]) -> Vec<crate::record::format::InputInfo> {
+    inputs
+        .iter()
+        .map(|p| crate::record::format::InputInfo {
+            name: crate::io::source::display_name(p),
+            size: if p.as_os_str() == "-" { 0 } else { std::fs::metadata(p).map_or(0, |m| m.len()) },
+        })
+        .collect()
+}

@@ -1,0 +1,307 @@
+//! Labelling with an external UCI engine: one engine process per worker,
+//! spoken to over pipes.
+//!
+//! Per game: `ucinewgame` (and `UCI_Chess960` when the game needs it); per
+//! selected position: `position fen START moves ...` with the game so far,
+//! then `go depth N` or `go nodes N`; the score comes from the last `info`
+//! line with a score, the move from `bestmove`.
+//!
+//! Failures are contained: a crash, a timeout or output that makes no sense
+//! (no score, a best move that is not legal) kills and restarts that
+//! worker's engine and retries the position once; a position that fails
+//! twice is reported with its game and ply and skipped, and the run goes on.
+
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::PathBuf,
+    process::{Child, ChildStdin, Command, Stdio},
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use crossbeam_channel::{Receiver, RecvTimeoutError};
+
+use crate::{
+    chess::{mv::Move, position::Position},
+    pipeline::annotate::{LabelContext, Labeller},
+    search::{MATE, mate_in, mated_in},
+};
+
+/// How to run the engine.
+#[derive(Clone, Debug)]
+pub struct EngineConfig {
+    /// The executable.
+    pub path: PathBuf,
+    /// `setoption` name/value pairs, in order.
+    pub options: Vec<(String, String)>,
+    /// `go depth` (when `nodes` is 0).
+    pub depth: u32,
+    /// `go nodes` (0 for depth).
+    pub nodes: u64,
+    /// `Hash` in MiB.
+    pub hash: u32,
+    /// The longest a position may take.
+    pub timeout: Duration,
+}
+
+impl EngineConfig {
+    /// A configuration from command-line pieces (`Name=Value` options).
+    pub fn new(path: PathBuf, options: &[String], depth: u32, nodes: u64, hash: u32, timeout_s: f64) -> Result<Self> {
+        let options = options
+            .iter()
+            .map(|o| {
+                let (n, v) = o.split_once('=').with_context(|| format!("--engine-option {o}: expected Name=Value"))?;
+                Ok((n.trim().to_string(), v.trim().to_string()))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        if !(timeout_s > 0.0 && timeout_s.is_finite()) {
+            bail!("--engine-timeout must be positive");
+        }
+        Ok(EngineConfig { path, options, depth, nodes, hash, timeout: Duration::from_secs_f64(timeout_s) })
+    }
+
+    /// Starts the engine once and describes the setup for the file header:
+    /// `id name`, options and limits.
+    pub fn describe(&self) -> Result<String> {
+        let engine = EngineProcess::start(self, false)?;
+        let name = engine.name.clone();
+        engine.quit();
+        let options: Vec<String> = self.options.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let limit = if self.nodes > 0 { format!("go nodes {}", self.nodes) } else { format!("go depth {}", self.depth) };
+        Ok(format!("{name}; Threads=1 Hash={} {}; {limit}", self.hash, options.join(" ")))
+    }
+}
+
+/// A running engine.
+struct EngineProcess {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+    name: String,
+    chess960: bool,
+    timeout: Duration,
+}
+
+impl EngineProcess {
+    fn start(config: &EngineConfig, chess960: bool) -> Result<EngineProcess> {
+        let mut child = Command::new(&config.path)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", config.path.display()))?;
+        let stdin = child.stdin.take().context("engine stdin")?;
+        let stdout = child.stdout.take().context("engine stdout")?;
+        let (tx, rx) = crossbeam_channel::bounded(1024);
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut engine =
+            EngineProcess { child, stdin, lines: rx, name: String::new(), chess960, timeout: config.timeout };
+        engine.send("uci")?;
+        let deadline = Instant::now() + config.timeout.min(Duration::from_secs(30));
+        loop {
+            let line = engine.line(deadline)?;
+            if let Some(name) = line.strip_prefix("id name ") {
+                engine.name = name.trim().to_string();
+            }
+            if line.trim() == "uciok" {
+                break;
+            }
+        }
+        engine.send("setoption name Threads value 1")?;
+        engine.send(&format!("setoption name Hash value {}", config.hash))?;
+        for (n, v) in &config.options {
+            engine.send(&format!("setoption name {n} value {v}"))?;
+        }
+        if chess960 {
+            engine.send("setoption name UCI_Chess960 value true")?;
+        }
+        engine.ready()?;
+        Ok(engine)
+    }
+
+    fn send(&mut self, line: &str) -> Result<()> {
+        writeln!(self.stdin, "{line}").and_then(|()| self.stdin.flush()).context("the engine stopped reading")
+    }
+
+    fn line(&self, deadline: Instant) -> Result<String> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(line) => Ok(line),
+            Err(RecvTimeoutError::Timeout) => bail!("no answer within {:.1} s", self.timeout.as_secs_f64()),
+            Err(RecvTimeoutError::Disconnected) => bail!("the engine exited"),
+        }
+    }
+
+    fn ready(&mut self) -> Result<()> {
+        self.send("isready")?;
+        let deadline = Instant::now() + self.timeout;
+        while self.line(deadline)?.trim() != "readyok" {}
+        Ok(())
+    }
+
+    fn quit(mut self) {
+        let _ = self.send("quit");
+        let deadline = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < deadline {
+            if matches!(self.child.try_wait(), Ok(Some(_))) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn kill(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Searches one position; returns (score, best move, depth, nodes).
+    fn search(&mut self, pos: &Position, ctx: &LabelContext<'_>, go: &str) -> Result<(i32, Move, u8, u64)> {
+        let moves: Vec<String> = ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
+        let position = if moves.is_empty() {
+            format!("position fen {}", ctx.start_fen)
+        } else {
+            format!("position fen {} moves {}", ctx.start_fen, moves.join(" "))
+        };
+        self.send(&position)?;
+        self.send(go)?;
+        let deadline = Instant::now() + self.timeout;
+        let (mut score, mut depth, mut nodes) = (None, 0u8, 0u64);
+        loop {
+            let line = self.line(deadline)?;
+            let mut words = line.split_whitespace();
+            match words.next() {
+                Some("info") => {
+                    let words: Vec<&str> = line.split_whitespace().collect();
+                    let get = |k: &str| words.iter().position(|&w| w == k).and_then(|i| words.get(i + 1)).copied();
+                    if get("multipv").is_some_and(|m| m != "1") || words.contains(&"lowerbound") || words.contains(&"upperbound") {
+                        continue;
+                    }
+                    if let Some(d) = get("depth").and_then(|d| d.parse::<u32>().ok()) {
+                        depth = d.min(255) as u8;
+                    }
+                    if let Some(n) = get("nodes").and_then(|n| n.parse().ok()) {
+                        nodes = n;
+                    }
+                    if let Some(i) = words.iter().position(|&w| w == "score") {
+                        score = match (words.get(i + 1), words.get(i + 2).and_then(|v| v.parse::<i32>().ok())) {
+                            (Some(&"cp"), Some(cp)) => Some(cp.clamp(-30_000, 30_000)),
+                            (Some(&"mate"), Some(n)) if n > 0 => Some(mate_in(n)),
+                            (Some(&"mate"), Some(n)) if n < 0 => Some(mated_in(-n)),
+                            (Some(&"mate"), Some(_)) => Some(-MATE),
+                            _ => score,
+                        };
+                    }
+                }
+                Some("bestmove") => {
+                    let text = words.next().unwrap_or("");
+                    let best = pos.parse_uci(text).ok().filter(|m| !m.is_null());
+                    let Some(best) = best else { bail!("bestmove {text:?} is not a legal move") };
+                    let Some(score) = score else { bail!("no score before bestmove") };
+                    return Ok((score, best, depth, nodes));
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Labels with an external engine; one per worker thread.
+pub struct EngineLabeller {
+    config: EngineConfig,
+    engine: Option<EngineProcess>,
+    chess960: bool,
+    go: String,
+    failures: Vec<String>,
+    needs_new_game: bool,
+}
+
+impl EngineLabeller {
+    /// A labeller that starts its engine on first use.
+    pub fn new(config: EngineConfig) -> EngineLabeller {
+        let go = if config.nodes > 0 { format!("go nodes {}", config.nodes) } else { format!("go depth {}", config.depth) };
+        EngineLabeller { config, engine: None, chess960: false, go, failures: Vec::new(), needs_new_game: true }
+    }
+
+    fn engine(&mut self) -> Result<&mut EngineProcess> {
+        if self.engine.as_ref().is_some_and(|e| e.chess960 != self.chess960) {
+            if let Some(e) = self.engine.take() {
+                e.quit();
+            }
+        }
+        if self.engine.is_none() {
+            self.engine = Some(EngineProcess::start(&self.config, self.chess960)?);
+            self.needs_new_game = true;
+        }
+        let engine = self.engine.as_mut().context("engine")?;
+        if self.needs_new_game {
+            engine.send("ucinewgame")?;
+            engine.ready()?;
+            self.needs_new_game = false;
+        }
+        Ok(engine)
+    }
+
+    fn attempt(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<(i32, Move, u8, u64)> {
+        let go = self.go.clone();
+        let result = self.engine()?.search(pos, ctx, &go);
+        if result.is_err()
+            && let Some(e) = self.engine.take()
+        {
+            e.kill();
+        }
+        result
+    }
+}
+
+impl Drop for EngineLabeller {
+    fn drop(&mut self) {
+        if let Some(e) = self.engine.take() {
+            e.quit();
+        }
+    }
+}
+
+impl Labeller for EngineLabeller {
+    fn new_game(&mut self, chess960: bool) {
+        self.chess960 = chess960;
+        self.needs_new_game = true;
+    }
+
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+        match self.attempt(pos, ctx) {
+            Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
+            Err(first) => {
+                // The engine was killed; a fresh one gets one more try (it
+                // starts a new game: for a fixed-depth or fixed-node search
+                // that gives the same answer).
+                self.needs_new_game = true;
+                match self.attempt(pos, ctx) {
+                    Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
+                    Err(second) => {
+                        self.failures.push(format!(
+                            "game {} ply {}: engine failed twice ({first:#}; then {second:#}): position skipped",
+                            ctx.game + 1,
+                            ctx.ply
+                        ));
+                        self.needs_new_game = true;
+                        None
+                    }
+                }
+            }
+        }
+    }
+
+    fn take_failures(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.failures)
+    }
+}

@@ -1,0 +1,420 @@
+//! Exports of `.kbz` records, streamed block by block:
+//!
+//! * `pgn`: each game with its tags, a `{ [%eval ...] }` comment per
+//!   labelled position in Lichess's syntax (White's point of view, after the
+//!   move that reached the position) and the best move as a one-move
+//!   variation where it differs from the move played;
+//! * `plain`: Stockfish's text training format (`fen`, `move`, `score`,
+//!   `ply`, `result`, `e`);
+//! * `epd`: the position with `ce` (or `dm` for mates), `bm`, `acd`, `id`;
+//! * `jsonl`: one JSON object per labelled position;
+//! * `bullet`: bullet's 32-byte `ChessBoard` records (bulletformat crate);
+//! * `binpack`: Stockfish's compressed training format (sfbinpack crate).
+//!
+//! Positions whose label has no move (from `[%eval]`, at the end of a game)
+//! are written with the move played where the format needs a move, and left
+//! out (and counted) where there is none.
+
+use std::{fmt::Write as _, io::Write};
+
+use crate::{
+    chess::{mv::Move, position::Position, types::Color, uci::move_to_uci},
+    record::{
+        chain::{ChainError, Step, walk},
+        format::{GameRecord, ROSTER},
+    },
+    search::ScoreKind,
+};
+
+/// Export formats.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Annotated PGN.
+    Pgn,
+    /// Stockfish's `.plain` text.
+    Plain,
+    /// EPD with `ce`/`dm`, `bm`, `acd`.
+    Epd,
+    /// JSON lines.
+    Jsonl,
+    /// bullet's 32-byte ChessBoard.
+    Bullet,
+    /// Stockfish's binpack.
+    Binpack,
+}
+
+/// Counts of what an export wrote.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ExportStats {
+    /// Games read.
+    pub games: u64,
+    /// Records written (games for PGN, positions otherwise).
+    pub written: u64,
+    /// Labelled positions left out (no move where the format needs one).
+    pub skipped: u64,
+}
+
+/// The result from `color`'s point of view: 1 win, 0 draw (or unknown), -1 loss.
+fn relative_result(code: u8, color: Color) -> i16 {
+    let white = match code {
+        2 => 1,
+        0 => -1,
+        _ => 0,
+    };
+    if color == Color::White { white } else { -white }
+}
+
+/// `[%eval]` text, White's point of view.
+fn lichess_eval(score: i16, side: Color) -> String {
+    let white = if side == Color::White { i32::from(score) } else { -i32::from(score) };
+    match ScoreKind::from_score(white) {
+        ScoreKind::Mate(n) => format!("#{n}"),
+        ScoreKind::Cp(cp) => format!("{:.2}", f64::from(cp) / 100.0),
+    }
+}
+
+fn result_text(code: u8) -> &'static str {
+    match code {
+        0 => "0-1",
+        1 => "1/2-1/2",
+        2 => "1-0",
+        _ => "*",
+    }
+}
+
+fn escape_tag(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('"', "\\\"")
+}
+
+enum Sink<W: Write> {
+    Bytes(W),
+    Binpack(sfbinpack::CompressedTrainingDataEntryWriter<W>),
+}
+
+/// Streams records into one export format.
+pub struct Exporter<W: Write> {
+    format: ExportFormat,
+    sink: Sink<W>,
+    text: String,
+    /// Counts.
+    pub stats: ExportStats,
+}
+
+impl<W: Write> Exporter<W> {
+    /// An exporter writing `format` to `out`.
+    pub fn new(format: ExportFormat, out: W) -> std::io::Result<Exporter<W>> {
+        let sink = if format == ExportFormat::Binpack {
+            Sink::Binpack(sfbinpack::CompressedTrainingDataEntryWriter::new(out).map_err(std::io::Error::other)?)
+        } else {
+            Sink::Bytes(out)
+        };
+        Ok(Exporter { format, sink, text: String::new(), stats: ExportStats::default() })
+    }
+
+    /// Exports one game.
+    pub fn game(&mut self, record: &GameRecord) -> std::io::Result<()> {
+        self.stats.games += 1;
+        self.text.clear();
+        let result = match self.format {
+            ExportFormat::Pgn => self.pgn(record),
+            ExportFormat::Binpack => self.binpack(record),
+            _ => self.positions(record),
+        };
+        result.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.0))?;
+        if let Sink::Bytes(out) = &mut self.sink {
+            out.write_all(self.text.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// Flushes (and for binpack, writes the last chunk).
+    pub fn finish(self) -> std::io::Result<()> {
+        match self.sink {
+            Sink::Bytes(mut out) => out.flush(),
+            Sink::Binpack(mut w) => {
+                w.flush_and_end();
+                Ok(())
+            }
+        }
+    }
+
+    fn pgn(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+        let t = &mut self.text;
+        for (name, value) in ROSTER.iter().zip(&record.tags) {
+            let value = if *name == "Result" && value.is_empty() { result_text(record.result) } else { value };
+            let _ = writeln!(t, "[{name} \"{}\"]", escape_tag(if value.is_empty() { "?" } else { value }));
+        }
+        let start = crate::record::format::PackedBoard::unpack(&record.start)
+            .ok_or_else(|| ChainError(format!("game {}: bad start position", record.index)))?;
+        if start.is_chess960() {
+            let _ = writeln!(t, "[Variant \"Chess960\"]");
+        }
+        if start.fen() != crate::STARTPOS || start.is_chess960() {
+            let _ = writeln!(t, "[SetUp \"1\"]\n[FEN \"{}\"]", start.fen());
+        }
+        t.push('\n');
+        // Collect each position's pieces of text, then lay them out: move,
+        // the comment of the position it reached, the best move instead of
+        // it as a variation.
+        struct Item {
+            number: u32,
+            white: bool,
+            played: Option<String>,
+            alternative: Option<String>,
+            comment: Option<String>,
+        }
+        let mut items: Vec<Item> = Vec::with_capacity(record.moves.len() + 1);
+        walk(record, |step: &Step<'_>| {
+            let mut pos = step.pos.clone();
+            let comment = step.label.map(|l| format!("{{ [%eval {}] }}", lichess_eval(l.score, pos.side_to_move())));
+            let alternative = match (step.played, step.best) {
+                (Some(m), Some(b)) if b != m => Some(pos.san_plus(b)),
+                _ => None,
+            };
+            let played = step.played.map(|m| pos.san_plus(m));
+            items.push(Item {
+                number: pos.fullmove_number(),
+                white: pos.side_to_move() == Color::White,
+                played,
+                alternative,
+                comment,
+            });
+        })?;
+        let mut movetext = String::new();
+        if let Some(c) = items.first().and_then(|i| i.comment.as_ref()) {
+            movetext.push_str(c);
+            movetext.push(' ');
+        }
+        let mut need_number = true;
+        for (i, item) in items.iter().enumerate() {
+            let Some(san) = &item.played else { break };
+            if item.white {
+                let _ = write!(movetext, "{}. ", item.number);
+            } else if need_number {
+                let _ = write!(movetext, "{}... ", item.number);
+            }
+            movetext.push_str(san);
+            movetext.push(' ');
+            need_number = false;
+            if let Some(c) = items.get(i + 1).and_then(|next| next.comment.as_ref()) {
+                movetext.push_str(c);
+                movetext.push(' ');
+                need_number = true;
+            }
+            if let Some(alt) = &item.alternative {
+                let dots = if item.white { "." } else { "..." };
+                let _ = write!(movetext, "( {}{dots} {alt} ) ", item.number);
+                need_number = true;
+            }
+        }
+        let wrapped = wrap(&movetext, 79);
+        let _ = writeln!(self.text, "{wrapped}{}\n", result_text(record.result));
+        self.stats.written += 1;
+        Ok(())
+    }
+
+    fn positions(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+        let format = self.format;
+        let text = &mut self.text;
+        let stats = &mut self.stats;
+        let mut bullet: Vec<bulletformat::ChessBoard> = Vec::new();
+        walk(record, |step: &Step<'_>| {
+            let Some(label) = step.label else { return };
+            let pos = step.pos;
+            let stm = pos.side_to_move();
+            let chess960 = pos.is_chess960();
+            let kind = ScoreKind::from_score(i32::from(label.score));
+            match format {
+                ExportFormat::Plain => {
+                    let Some(m) = step.best.or(step.played) else {
+                        stats.skipped += 1;
+                        return;
+                    };
+                    let _ = write!(
+                        text,
+                        "fen {}\nmove {}\nscore {}\nply {}\nresult {}\ne\n",
+                        pos.fen(),
+                        move_to_uci(m, chess960),
+                        label.score,
+                        pos.game_ply(),
+                        relative_result(record.result, stm)
+                    );
+                }
+                ExportFormat::Epd => {
+                    let _ = write!(text, "{} ", pos.epd());
+                    match kind {
+                        ScoreKind::Cp(cp) => {
+                            let _ = write!(text, "ce {cp}; ");
+                        }
+                        ScoreKind::Mate(n) => {
+                            let _ = write!(text, "dm {n}; ");
+                        }
+                    }
+                    if let Some(b) = step.best {
+                        let _ = write!(text, "bm {}; ", pos.san(b));
+                    }
+                    if label.depth > 0 {
+                        let _ = write!(text, "acd {}; ", label.depth);
+                    }
+                    let _ = writeln!(text, "id \"game {} ply {}\";", record.index + 1, step.ply);
+                }
+                ExportFormat::Jsonl => {
+                    let (score, mate) = match kind {
+                        ScoreKind::Cp(cp) => (serde_json::Value::from(cp), serde_json::Value::Null),
+                        ScoreKind::Mate(n) => (serde_json::Value::Null, serde_json::Value::from(n)),
+                    };
+                    let v = serde_json::json!({
+                        "game": record.index,
+                        "ply": step.ply,
+                        "fen": pos.fen(),
+                        "score": score,
+                        "mate": mate,
+                        "best": step.best.map(|m| move_to_uci(m, chess960)),
+                        "played": step.played.map(|m| move_to_uci(m, chess960)),
+                        "depth": label.depth,
+                        "result": result_text(record.result),
+                    });
+                    let _ = writeln!(text, "{v}");
+                }
+                ExportFormat::Bullet => {
+                    let r = &[
+                        pos.pieces_of(Color::White).0,
+                        pos.pieces_of(Color::Black).0,
+                        pos.pieces_by_role(crate::Role::Pawn).0,
+                        pos.pieces_by_role(crate::Role::Knight).0,
+                        pos.pieces_by_role(crate::Role::Bishop).0,
+                        pos.pieces_by_role(crate::Role::Rook).0,
+                        pos.pieces_by_role(crate::Role::Queen).0,
+                        pos.pieces_by_role(crate::Role::King).0,
+                    ];
+                    let white_score = if stm == Color::White { label.score } else { -label.score };
+                    let white_result = match record.result {
+                        2 => 1.0,
+                        0 => 0.0,
+                        _ => 0.5,
+                    };
+                    match bulletformat::ChessBoard::from_raw(*r, stm as usize, white_score, white_result) {
+                        Ok(b) => bullet.push(b),
+                        Err(_) => stats.skipped += 1,
+                    }
+                    return;
+                }
+                ExportFormat::Pgn | ExportFormat::Binpack => return,
+            }
+            stats.written += 1;
+        })?;
+        if !bullet.is_empty() {
+            self.stats.written += bullet.len() as u64;
+            if let Sink::Bytes(out) = &mut self.sink {
+                out.write_all(<bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(&bullet))
+                    .map_err(|e| ChainError(e.to_string()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn binpack(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+        let Sink::Binpack(writer) = &mut self.sink else { return Ok(()) };
+        let stats = &mut self.stats;
+        let mut failure = None;
+        walk(record, |step: &Step<'_>| {
+            let Some(label) = step.label else { return };
+            if failure.is_some() {
+                return;
+            }
+            let Some(m) = step.played.or(step.best) else {
+                stats.skipped += 1;
+                return;
+            };
+            let pos = step.pos;
+            let entry = sfbinpack::TrainingDataEntry {
+                pos: match sfbinpack::chess::position::Position::from_fen(&pos.fen()) {
+                    Ok(p) => p,
+                    Err(_) => {
+                        stats.skipped += 1;
+                        return;
+                    }
+                },
+                mv: binpack_move(pos, m),
+                score: label.score,
+                ply: pos.game_ply().min(u32::from(u16::MAX)) as u16,
+                result: relative_result(record.result, pos.side_to_move()),
+            };
+            match writer.write_entry(&entry) {
+                Ok(()) => stats.written += 1,
+                Err(e) => failure = Some(ChainError(e.to_string())),
+            }
+        })?;
+        failure.map_or(Ok(()), Err)
+    }
+}
+
+/// Our move as sfbinpack's: castling as the king taking its rook (as
+/// Stockfish encodes it), en passant as a normal pawn move.
+fn binpack_move(pos: &Position, m: Move) -> sfbinpack::chess::r#move::Move {
+    use sfbinpack::chess::{
+        coords::Square as BSquare,
+        piece::Piece as BPiece,
+        piecetype::PieceType,
+        r#move::{Move as BMove, MoveType},
+    };
+    let from = BSquare::new(m.from().to_u32());
+    let to = BSquare::new(m.to().to_u32());
+    match m.kind() {
+        crate::MoveKind::Castling => BMove::new(from, to, MoveType::Castle, BPiece::none()),
+        crate::MoveKind::EnPassant => BMove::new(from, to, MoveType::EnPassant, BPiece::none()),
+        crate::MoveKind::Promotion => {
+            let color = if pos.side_to_move() == Color::White {
+                sfbinpack::chess::color::Color::White
+            } else {
+                sfbinpack::chess::color::Color::Black
+            };
+            let kind = match m.promotion_role() {
+                Some(crate::Role::Knight) => PieceType::Knight,
+                Some(crate::Role::Bishop) => PieceType::Bishop,
+                Some(crate::Role::Rook) => PieceType::Rook,
+                _ => PieceType::Queen,
+            };
+            BMove::new(from, to, MoveType::Promotion, BPiece::new(kind, color))
+        }
+        crate::MoveKind::Normal => BMove::new(from, to, MoveType::Normal, BPiece::none()),
+    }
+}
+
+/// Wraps movetext at `width` columns on spaces, never inside a `{ }`
+/// comment.
+fn wrap(text: &str, width: usize) -> String {
+    let mut units: Vec<String> = Vec::new();
+    let mut comment: Option<String> = None;
+    for word in text.split_whitespace() {
+        match comment.as_mut() {
+            Some(c) => {
+                c.push(' ');
+                c.push_str(word);
+                if word.ends_with('}') {
+                    units.extend(comment.take());
+                }
+            }
+            None if word.starts_with('{') && !word.ends_with('}') => comment = Some(word.to_string()),
+            None => units.push(word.to_string()),
+        }
+    }
+    units.extend(comment);
+    let mut out = String::with_capacity(text.len() + text.len() / width + 1);
+    let mut line = 0;
+    for unit in units {
+        if line > 0 && line + 1 + unit.len() > width {
+            out.push('\n');
+            line = 0;
+        } else if line > 0 {
+            out.push(' ');
+            line += 1;
+        }
+        out.push_str(&unit);
+        line += unit.len();
+    }
+    if line > 0 {
+        out.push(' ');
+    }
+    out
+}

@@ -1,0 +1,324 @@
+//! The `.kbz` record format. `docs/FORMAT.md` gives every byte; in short:
+//!
+//! * the file is a sequence of zstd frames, each with zstd's content
+//!   checksum: frame 0 holds the [`Header`], every later frame one
+//!   [`Block`];
+//! * every structure is encoded with bincode 2.0.1, fixed-width
+//!   little-endian integers ([`config`]), so the layout is exact;
+//! * a block holds whole games as chains: the start position packed in 32
+//!   bytes ([`PackedBoard`]), the roster tags, the result, every played move
+//!   as its index among the legal moves sorted by their 16-bit encoding, and
+//!   a label (score, best move, depth) for each selected ply.
+//!
+//! Blocks close at deterministic points (a number of games or labels), so a
+//! run that is resumed writes the same bytes as one that was not.
+
+use bincode::{Decode, Encode};
+
+use crate::{
+    chess::{
+        bitboard::Bitboard,
+        fen::FenOptions,
+        mv::{Move, MoveList},
+        position::{CastlingMode, Position},
+        types::{Color, Piece, Role, Square},
+    },
+    search::MATE_BOUND,
+};
+
+/// The first eight bytes of the header's content.
+pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
+
+/// The format version; a change to any encoded structure changes it.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Largest structure a reader accepts (guards allocation on corrupt data).
+pub const DECODE_LIMIT: usize = 256 << 20;
+
+/// The bincode configuration of every structure: fixed-width integers,
+/// little-endian, with a size limit for decoding.
+pub fn config() -> impl bincode::config::Config {
+    bincode::config::standard().with_fixed_int_encoding().with_little_endian().with_limit::<DECODE_LIMIT>()
+}
+
+/// A block closes when it holds this many games...
+pub const BLOCK_GAMES: usize = 256;
+/// ... or this many labels, whichever comes first.
+pub const BLOCK_LABELS: usize = 8192;
+
+/// Where labels come from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub enum LabelSource {
+    /// kibitz's own fixed-depth search.
+    Search,
+    /// The `[%eval]` comments of the PGN.
+    PgnEval,
+    /// An external UCI engine.
+    Engine,
+}
+
+/// The options that shape the output, recorded so a file says how it was
+/// made, and so `--resume` and `merge` can refuse mismatched files.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct Options {
+    /// Label source.
+    pub label: LabelSource,
+    /// Search depth (0 when not searching by depth).
+    pub depth: u32,
+    /// Node limit per position (0 for none).
+    pub nodes: u64,
+    /// Transposition table size in MiB.
+    pub hash_mib: u32,
+    /// Plies skipped at the start of each game.
+    pub skip_plies: u32,
+    /// Positions in check skipped.
+    pub skip_check: bool,
+    /// Positions whose best move (or, without a search, the played move) is
+    /// a capture skipped.
+    pub skip_captures: bool,
+    /// Fraction of positions kept, in millionths (1,000,000 = all).
+    pub sample_ppm: u32,
+    /// Seed of the sampling.
+    pub seed: u64,
+    /// Duplicate positions (by key) dropped.
+    pub dedup: bool,
+    /// Games read at most (0 = all).
+    pub max_games: u64,
+    /// Labels written at most (0 = all).
+    pub max_positions: u64,
+    /// `(k, n)`: only games whose index modulo n is k; `(0, 1)` for all.
+    pub shard: (u64, u64),
+    /// An external engine's `id name`, options and limits (empty for the
+    /// built-in search).
+    pub engine: String,
+}
+
+/// One input file as recorded.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct InputInfo {
+    /// The name as given.
+    pub name: String,
+    /// Its size in bytes (0 for standard input).
+    pub size: u64,
+}
+
+/// The header (frame 0).
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct Header {
+    /// [`MAGIC`].
+    pub magic: [u8; 8],
+    /// [`FORMAT_VERSION`].
+    pub version: u32,
+    /// The kibitz version that wrote the file.
+    pub kibitz_version: String,
+    /// How the records were made.
+    pub options: Options,
+    /// The inputs, in order.
+    pub inputs: Vec<InputInfo>,
+}
+
+/// A label of one position.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct Label {
+    /// The ply of the labelled position in its chain (0 = start position).
+    pub ply: u16,
+    /// Score from the side to move's point of view: centipawns, or a mate
+    /// score `±(32000 - plies to mate)`.
+    pub score: i16,
+    /// The best move as its index among the sorted legal moves, or 255 for
+    /// none (labels from `[%eval]`).
+    pub best: u8,
+    /// The depth searched (0 for `[%eval]`).
+    pub depth: u8,
+}
+
+/// A game (or an EPD position: a chain without moves).
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct GameRecord {
+    /// The game's index in the input (all inputs, from 0).
+    pub index: u64,
+    /// The start position.
+    pub start: [u8; 32],
+    /// 0 Black won, 1 draw, 2 White won, 3 unknown.
+    pub result: u8,
+    /// Event, Site, Date, Round, White, Black, Result.
+    pub tags: [String; 7],
+    /// Each played move as its index among the sorted legal moves.
+    pub moves: Vec<u8>,
+    /// Labels, in ply order.
+    pub labels: Vec<Label>,
+}
+
+/// A block: consecutive games (by index) of one run.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+pub struct Block {
+    /// The games.
+    pub games: Vec<GameRecord>,
+}
+
+/// The tags a record keeps, in order: the seven-tag roster.
+pub const ROSTER: [&str; 7] = ["Event", "Site", "Date", "Round", "White", "Black", "Result"];
+
+/// A game result code from a `[Result]` value.
+pub fn result_code(result: &[u8]) -> u8 {
+    match result {
+        b"0-1" => 0,
+        b"1/2-1/2" => 1,
+        b"1-0" => 2,
+        _ => 3,
+    }
+}
+
+/// The legal moves of `pos`, sorted by encoding: the order move indices
+/// refer to (independent of the move generator's order).
+pub fn sorted_moves(pos: &Position) -> MoveList {
+    let mut moves = pos.legal_moves();
+    moves.as_mut_slice().sort_unstable_by_key(|m| m.to_u16());
+    moves
+}
+
+/// The index of `m` among the sorted legal moves.
+pub fn move_index(pos: &Position, m: Move) -> Option<u8> {
+    sorted_moves(pos).iter().position(|&x| x == m).and_then(|i| u8::try_from(i).ok())
+}
+
+/// The move at `index` among the sorted legal moves.
+pub fn move_at(pos: &Position, index: u8) -> Option<Move> {
+    sorted_moves(pos).get(usize::from(index)).copied()
+}
+
+/// Clamps a search score into the label's 16 bits (mate scores fit).
+pub fn label_score(score: i32) -> i16 {
+    score.clamp(-32_000, 32_000) as i16
+}
+
+/// Whether a label score is a mate score.
+pub fn is_mate(score: i16) -> bool {
+    i32::from(score).abs() >= MATE_BOUND
+}
+
+/// A position packed in 32 bytes, marlinformat-style:
+///
+/// ```text
+/// bytes  0.. 8  occupancy, u64 little-endian
+/// bytes  8..24  a nibble per occupied square, low squares first, low nibble
+///               first: piece code 0-11 (2 * role + color: P p N n B b R r Q
+///               q K k), 12/13 a White/Black rook that may still castle
+/// byte  24      bit 7: Black to move; bits 0-6: en-passant square, 64 = none
+/// byte  25      halfmove clock (capped at 255)
+/// bytes 26..28  fullmove number, u16 little-endian
+/// byte  28      bit 0: Chess960
+/// bytes 29..32  zero
+/// ```
+pub struct PackedBoard;
+
+impl PackedBoard {
+    /// Packs `pos`.
+    pub fn pack(pos: &Position) -> [u8; 32] {
+        let mut out = [0u8; 32];
+        let occupied = pos.occupied();
+        out[..8].copy_from_slice(&occupied.0.to_le_bytes());
+        let castling_rooks: Bitboard = Color::ALL
+            .iter()
+            .flat_map(|&c| {
+                crate::chess::types::CastlingSide::ALL.into_iter().filter_map(move |s| pos.castling_rook(c, s))
+            })
+            .collect();
+        for (i, sq) in occupied.enumerate() {
+            let code = match pos.piece_on(sq) {
+                Some(p) if castling_rooks.contains(sq) && p.role() == Role::Rook => 12 + p.color() as u8,
+                Some(p) => p as u8,
+                None => 0,
+            };
+            out[8 + i / 2] |= code << (4 * (i & 1));
+        }
+        let ep = pos.ep_square().map_or(64, |s| s as u8);
+        out[24] = ep | if pos.side_to_move() == Color::Black { 0x80 } else { 0 };
+        out[25] = pos.rule50().min(255) as u8;
+        out[26..28].copy_from_slice(&(pos.fullmove_number().min(u32::from(u16::MAX)) as u16).to_le_bytes());
+        out[28] = u8::from(pos.is_chess960());
+        out
+    }
+
+    /// Unpacks a position; `None` if the bytes are not a valid position.
+    pub fn unpack(bytes: &[u8; 32]) -> Option<Position> {
+        let occupied = Bitboard(u64::from_le_bytes(bytes[..8].try_into().ok()?));
+        if occupied.count() > 32 {
+            return None;
+        }
+        let mut board = [None; 64];
+        let mut rooks: Vec<(Color, Square)> = Vec::new();
+        for (i, sq) in occupied.enumerate() {
+            let code = (bytes[8 + i / 2] >> (4 * (i & 1))) & 15;
+            let piece = match code {
+                0..=11 => Piece::ALL[usize::from(code)],
+                12 | 13 => {
+                    let color = if code == 12 { Color::White } else { Color::Black };
+                    rooks.push((color, sq));
+                    Piece::new(color, Role::Rook)
+                }
+                _ => return None,
+            };
+            board[sq.to_usize()] = Some(piece);
+        }
+        let turn = if bytes[24] & 0x80 != 0 { Color::Black } else { Color::White };
+        let ep = bytes[24] & 0x7f;
+        let chess960 = bytes[28] & 1 != 0;
+        // Castling rights as file letters (Shredder-FEN) for the marked rooks.
+        let castling: Vec<u8> = rooks
+            .iter()
+            .map(|&(c, sq)| {
+                let f = sq.file().char() as u8;
+                if c == Color::White { f.to_ascii_uppercase() } else { f }
+            })
+            .collect();
+        let setup = crate::chess::fen::Setup {
+            board,
+            turn,
+            castling,
+            ep_square: (ep < 64).then(|| Square::new_masked(u32::from(ep))),
+            halfmoves: u32::from(bytes[25]),
+            fullmoves: u32::from(u16::from_le_bytes([bytes[26], bytes[27]])).max(1),
+        };
+        let mode = if chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
+        let mut pos = Position::from_setup(
+            &setup,
+            FenOptions { castling_mode: Some(CastlingMode::Chess960), drop_invalid_castling: false },
+        )
+        .ok()?;
+        pos.set_chess960(mode == CastlingMode::Chess960);
+        Some(pos)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn packing_round_trips() {
+        for fen in [
+            crate::STARTPOS,
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 17 40",
+        ] {
+            let pos = Position::from_fen(fen).unwrap();
+            let back = PackedBoard::unpack(&PackedBoard::pack(&pos)).unwrap();
+            assert_eq!(back.fen(), pos.fen());
+            assert_eq!(back.key(), pos.key());
+        }
+        let pos960 = Position::from_fen("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9").unwrap();
+        let back = PackedBoard::unpack(&PackedBoard::pack(&pos960)).unwrap();
+        assert!(back.is_chess960());
+        assert_eq!(back.fen(), pos960.fen());
+        assert!(PackedBoard::unpack(&[0xff; 32]).is_none());
+    }
+
+    #[test]
+    fn bincode_layout_is_fixed_width() {
+        let label = Label { ply: 3, score: -5, best: 7, depth: 8 };
+        let bytes = bincode::encode_to_vec(label, config()).unwrap();
+        assert_eq!(bytes, [3, 0, 0xfb, 0xff, 7, 8]);
+    }
+}

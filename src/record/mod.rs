@@ -1,0 +1,8 @@
+//! Records: the `.kbz` format ([`format`]), reading and writing files
+//! ([`file`]), walking game chains ([`chain`]) and exporting to trainers'
+//! and databases' formats ([`export`]).
+
+pub mod chain;
+pub mod export;
+pub mod file;
+pub mod format;
