@@ -25,7 +25,7 @@ use crate::{
     },
     record::{
         file::KbzWriter,
-        format::{FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+        format::{BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
     },
 };
 
@@ -109,6 +109,12 @@ pub struct AnnotateArgs {
     /// Seconds an engine may take for one position before it is restarted.
     #[arg(long, default_value_t = 60.0)]
     engine_timeout: f64,
+    /// Close a block after this many games (recorded in the header).
+    #[arg(long, default_value_t = BLOCK_GAMES, hide = true)]
+    block_games: u32,
+    /// Close a block after this many labels (recorded in the header).
+    #[arg(long, default_value_t = BLOCK_LABELS, hide = true)]
+    block_labels: u32,
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -153,7 +159,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         bail!("--max-positions cannot be split across shards: apply it to the merged file");
     }
     let label = match (&args.engine, args.label) {
-        (Some(_), LabelArg::PgnEval) => bail!("--engine labels by searching: it cannot be used with --label pgn-eval"),
+        (Some(_), LabelArg::PgnEval) => {
+            bail!("--engine labels by searching: it cannot be used with --label pgn-eval")
+        }
         (Some(_), _) => LabelSource::Engine,
         (None, LabelArg::Search) => LabelSource::Search,
         (None, LabelArg::PgnEval) => LabelSource::PgnEval,
@@ -190,6 +198,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         max_positions: args.max_positions.unwrap_or(0),
         shard,
         engine: engine_id,
+        block_games: args.block_games,
+        block_labels: args.block_labels,
     };
     let header = Header {
         magic: MAGIC,
@@ -201,17 +211,20 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
 
     // Duplicates are dropped here, except in a shard: `merge` drops them,
     // so that the merged shards equal one unsharded run.
-    let mut builder = BlockBuilder::new(args.dedup && shard.1 <= 1, options.max_positions);
+    let mut builder = BlockBuilder::new(&options, args.dedup && shard.1 <= 1);
     let mut resume_from = 0;
     let mut writer = if args.resume && args.output.exists() {
         let (writer, blocks, dropped) = KbzWriter::resume(&args.output, &header)?;
         if let Some(e) = dropped {
             eprintln!("kibitz: dropped what followed the last complete block ({e})");
         }
-        resume_from = blocks.last().and_then(|b| b.games.last()).map_or(0, |g| g.index + 1);
+        resume_from = blocks.last().map_or(0, |g| g.index + 1);
         builder.restore(&blocks);
         if !args.quiet {
-            eprintln!("kibitz: resuming after game {resume_from} ({} labels kept)", builder.labels_written);
+            eprintln!(
+                "kibitz: resuming after game {resume_from} ({} labels kept)",
+                builder.labels_written
+            );
         }
         writer
     } else {
@@ -243,11 +256,13 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         },
         count_games: true,
     };
-    let total: Option<u64> = args
-        .inputs
-        .iter()
-        .map(|p| if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) })
-        .sum();
+    let total: Option<u64> =
+        args.inputs
+            .iter()
+            .map(|p| {
+                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
+            })
+            .sum();
     let bar = progress_bar(total, args.quiet);
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
@@ -292,13 +307,17 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         builder.labels_written,
                         stats.searched as f64 / secs
                     ));
-                    if builder.full || (max_games > 0 && stats.games_read + resume_from >= max_games) {
+                    if builder.full
+                        || (max_games > 0 && stats.games_read + resume_from >= max_games)
+                    {
                         return false;
                     }
                 }
                 Event::Error { file, offset, message } => {
                     let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
-                    bar.suspend(|| eprintln!("kibitz: {}{at}: {message}", display_name(&args.inputs[file])));
+                    bar.suspend(|| {
+                        eprintln!("kibitz: {}{at}: {message}", display_name(&args.inputs[file]))
+                    });
                 }
                 Event::End { bytes_in, .. } => {
                     done_bytes += bytes_in;
@@ -338,13 +357,30 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;
     } else {
-        writeln!(out, "output    {} ({} bytes, {:.2} bytes per labelled position)", summary.output, bytes_written, summary.bytes_per_position)?;
-        writeln!(out, "games     {} read, {} annotated, {} with an illegal move or bad start", stats.games_read, stats.games, stats.rejected)?;
-        writeln!(out, "positions {} labelled of {} looked at ({} searched, {} nodes)", stats.labelled, stats.positions, stats.searched, stats.nodes)?;
+        writeln!(
+            out,
+            "output    {} ({} bytes, {:.2} bytes per labelled position)",
+            summary.output, bytes_written, summary.bytes_per_position
+        )?;
+        writeln!(
+            out,
+            "games     {} read, {} annotated, {} with an illegal move or bad start",
+            stats.games_read, stats.games, stats.rejected
+        )?;
+        writeln!(
+            out,
+            "positions {} labelled of {} looked at ({} searched, {} nodes)",
+            stats.labelled, stats.positions, stats.searched, stats.nodes
+        )?;
         writeln!(
             out,
             "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} unlabelled, {} duplicates",
-            stats.skipped_opening, stats.skipped_check, stats.skipped_capture, stats.skipped_sample, stats.skipped_unlabelled, stats.skipped_duplicate
+            stats.skipped_opening,
+            stats.skipped_check,
+            stats.skipped_capture,
+            stats.skipped_sample,
+            stats.skipped_unlabelled,
+            stats.skipped_duplicate
         )?;
         if !stats.skipped_variants.is_empty() {
             writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
@@ -352,9 +388,16 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         for f in stats.failures.iter().take(20) {
             writeln!(out, "failure   {f}")?;
         }
-        writeln!(out, "seconds   {seconds:.2} ({threads} threads, {:.0} positions searched per second)", summary.positions_per_second)?;
+        writeln!(
+            out,
+            "seconds   {seconds:.2} ({threads} threads, {:.0} positions searched per second)",
+            summary.positions_per_second
+        )?;
         if was_interrupted {
-            writeln!(out, "interrupted: the file ends at its last complete block; continue with --resume")?;
+            writeln!(
+                out,
+                "interrupted: the file ends at its last complete block; continue with --resume"
+            )?;
         }
     }
     Ok(if was_interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })

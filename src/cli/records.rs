@@ -18,7 +18,7 @@ use crate::{
         chain::walk,
         export::{ExportFormat, Exporter},
         file::{KbzReader, KbzWriter},
-        format::{BLOCK_GAMES, BLOCK_LABELS, Block, is_mate},
+        format::{Block, GameRecord, is_mate},
     },
 };
 
@@ -36,7 +36,8 @@ pub struct InspectArgs {
 /// every block's checksum checked. Exit code 1 if a block is corrupt.
 pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
     let mut reader = KbzReader::open(&args.file)?;
-    let (mut blocks, mut games, mut labels, mut moves, mut mates, mut chains_checked) = (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
+    let (mut blocks, mut games, mut labels, mut moves, mut mates, mut chains_checked) =
+        (0u64, 0u64, 0u64, 0u64, 0u64, 0u64);
     let mut histogram: BTreeMap<i32, u64> = BTreeMap::new();
     let mut corrupt = None;
     let mut first_game = None;
@@ -45,18 +46,20 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
         match next {
             Ok((_, _, block)) => {
                 blocks += 1;
-                for g in &block.games {
+                for g in &block {
                     games += 1;
                     first_game.get_or_insert(g.index);
                     last_game = Some(g.index);
                     moves += g.moves.len() as u64;
-                    labels += g.labels.len() as u64;
-                    for l in &g.labels {
+                    let decoded = g.labels().unwrap_or_default();
+                    labels += decoded.len() as u64;
+                    for l in &decoded {
                         if is_mate(l.score) {
                             mates += 1;
                         } else {
                             // Buckets of 100 centipawns, clamped to ±1000.
-                            let b = (i32::from(l.score).clamp(-1050, 1050) + 50).div_euclid(100) * 100;
+                            let b =
+                                (i32::from(l.score).clamp(-1050, 1050) + 50).div_euclid(100) * 100;
                             *histogram.entry(b).or_default() += 1;
                         }
                     }
@@ -94,7 +97,11 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
     } else {
         let h = &reader.header;
         writeln!(out, "file      {} ({size} bytes)", args.file.display())?;
-        writeln!(out, "format    kbz version {}, written by kibitz {}", h.version, h.kibitz_version)?;
+        writeln!(
+            out,
+            "format    kbz version {}, written by kibitz {}",
+            h.version, h.kibitz_version
+        )?;
         let o = &h.options;
         writeln!(
             out,
@@ -121,8 +128,16 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
             writeln!(out, "input     {} ({} bytes)", i.name, i.size)?;
         }
         writeln!(out, "blocks    {blocks}, every checksum verified")?;
-        writeln!(out, "games     {games} (indices {:?} to {:?}), {moves} moves, {chains_checked} chains replayed", first_game, last_game)?;
-        writeln!(out, "positions {labels} labelled ({mates} mate scores), {:.2} bytes each", size as f64 / labels.max(1) as f64)?;
+        writeln!(
+            out,
+            "games     {games} (indices {:?} to {:?}), {moves} moves, {chains_checked} chains replayed",
+            first_game, last_game
+        )?;
+        writeln!(
+            out,
+            "positions {labels} labelled ({mates} mate scores), {:.2} bytes each",
+            size as f64 / labels.max(1) as f64
+        )?;
         let max = histogram.values().copied().max().unwrap_or(1).max(1);
         for (bucket, n) in &histogram {
             let bar = "#".repeat((n * 50 / max) as usize);
@@ -153,7 +168,10 @@ pub struct ExportArgs {
 pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
     let mut reader = KbzReader::open(&args.file)?;
     let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(BufWriter::with_capacity(1 << 20, File::create(p).with_context(|| format!("cannot create {}", p.display()))?)),
+        Some(p) => Box::new(BufWriter::with_capacity(
+            1 << 20,
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
         None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
     };
     let mut exporter = Exporter::new(args.format, out)?;
@@ -161,7 +179,7 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
     while let Some(next) = reader.next_block() {
         match next {
             Ok((_, _, block)) => {
-                for g in &block.games {
+                for g in &block {
                     exporter.game(g)?;
                 }
             }
@@ -174,7 +192,10 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
     let stats = exporter.stats;
     exporter.finish()?;
     if args.output.is_some() {
-        eprintln!("kibitz: {} games, {} records written, {} positions without a move left out", stats.games, stats.written, stats.skipped);
+        eprintln!(
+            "kibitz: {} games, {} records written, {} positions without a move left out",
+            stats.games, stats.written, stats.skipped
+        );
     }
     if let Some(e) = corrupt {
         eprintln!("kibitz: {e}");
@@ -201,7 +222,8 @@ pub struct MergeArgs {
 /// file the unsharded run writes (duplicates dropped here when the run asked
 /// for `--dedup`).
 pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
-    let mut readers: Vec<KbzReader> = args.files.iter().map(|f| KbzReader::open(f)).collect::<Result<_, _>>()?;
+    let mut readers: Vec<KbzReader> =
+        args.files.iter().map(|f| KbzReader::open(f)).collect::<Result<_, _>>()?;
     let first = readers[0].header.clone();
     let n = first.options.shard.1;
     let mut shards_seen = HashSet::new();
@@ -210,7 +232,12 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
             bail!("{} is not a shard of the same run as {}", f.display(), args.files[0].display());
         }
         if r.header.options.shard.1 != n || !shards_seen.insert(r.header.options.shard.0) {
-            bail!("{}: shard {}/{} repeated or of another split", f.display(), r.header.options.shard.0, r.header.options.shard.1);
+            bail!(
+                "{}: shard {}/{} repeated or of another split",
+                f.display(),
+                r.header.options.shard.0,
+                r.header.options.shard.1
+            );
         }
     }
     if shards_seen.len() as u64 != n {
@@ -220,49 +247,56 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     header.options.shard = (0, 1);
     let mut writer = KbzWriter::create(&args.output, &header, args.force)?;
     // A k-way merge by game index; each shard is in index order.
-    let mut pending: Vec<std::collections::VecDeque<crate::record::format::GameRecord>> =
+    let mut pending: Vec<std::collections::VecDeque<GameRecord>> =
         vec![Default::default(); readers.len()];
     let mut seen = header.options.dedup.then(HashSet::new);
-    let mut block = Block { games: Vec::new() };
+    let (block_games, block_labels_max) =
+        (header.options.block_games.max(1) as usize, header.options.block_labels.max(1) as usize);
+    let mut block: Vec<GameRecord> = Vec::new();
     let mut block_labels = 0;
     loop {
         for (i, r) in readers.iter_mut().enumerate() {
             if pending[i].is_empty()
                 && let Some(next) = r.next_block()
             {
-                pending[i].extend(next?.2.games);
+                pending[i].extend(next?.2);
             }
         }
-        let Some(i) = (0..pending.len()).filter(|&i| !pending[i].is_empty()).min_by_key(|&i| pending[i][0].index) else {
+        let Some(i) = (0..pending.len())
+            .filter(|&i| !pending[i].is_empty())
+            .min_by_key(|&i| pending[i][0].index)
+        else {
             break;
         };
         let Some(mut game) = pending[i].pop_front() else { break };
         if let Some(seen) = seen.as_mut() {
-            let mut kept = Vec::new();
-            let labels = std::mem::take(&mut game.labels);
             let mut keys = Vec::new();
-            let _ = walk(&crate::record::format::GameRecord { labels: labels.clone(), ..game.clone() }, |s| {
+            walk(&game, |s| {
                 if s.label.is_some() {
                     keys.push(s.pos.key());
                 }
-            });
-            for (l, k) in labels.into_iter().zip(keys) {
-                if seen.insert(k) {
-                    kept.push(l);
-                }
-            }
-            game.labels = kept;
+            })
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+            let kept: Vec<_> = game
+                .labels()
+                .map_err(|e| anyhow::anyhow!(e))?
+                .into_iter()
+                .zip(keys)
+                .filter(|&(_, k)| seen.insert(k))
+                .map(|(l, _)| l)
+                .collect();
+            game.set_labels(&kept);
         }
-        block_labels += game.labels.len();
-        block.games.push(game);
-        if block.games.len() >= BLOCK_GAMES || block_labels >= BLOCK_LABELS {
-            writer.write_block(&block)?;
-            block.games.clear();
+        block_labels += game.label_count();
+        block.push(game);
+        if block.len() >= block_games || block_labels >= block_labels_max {
+            writer.write_block(&Block::from_games(&block))?;
+            block.clear();
             block_labels = 0;
         }
     }
-    if !block.games.is_empty() {
-        writer.write_block(&block)?;
+    if !block.is_empty() {
+        writer.write_block(&Block::from_games(&block))?;
     }
     writer.finish()?;
     Ok(ExitCode::SUCCESS)

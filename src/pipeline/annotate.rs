@@ -25,8 +25,8 @@ use crate::{
     record::{
         chain::walk,
         format::{
-            BLOCK_GAMES, BLOCK_LABELS, Block, GameRecord, Label, LabelSource, Options, PackedBoard, label_score,
-            move_index, result_code,
+            Block, GameRecord, Label, LabelSource, Options, PackedBoard, label_score, move_index,
+            result_code,
         },
     },
     search::{Limits, Searcher, mate_in, mated_in},
@@ -52,7 +52,11 @@ pub trait Labeller {
     fn new_game(&mut self, chess960: bool);
     /// The label of `pos`: (score from the side to move, best move, depth,
     /// nodes), or `None` when it cannot be labelled.
-    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)>;
+    fn label(
+        &mut self,
+        pos: &mut Position,
+        ctx: &LabelContext<'_>,
+    ) -> Option<(i32, Option<Move>, u8, u64)>;
     /// Problems met (failures to label), as messages, drained by the caller.
     fn take_failures(&mut self) -> Vec<String> {
         Vec::new()
@@ -64,7 +68,11 @@ impl Labeller for Box<dyn Labeller> {
         (**self).new_game(chess960);
     }
 
-    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(
+        &mut self,
+        pos: &mut Position,
+        ctx: &LabelContext<'_>,
+    ) -> Option<(i32, Option<Move>, u8, u64)> {
         (**self).label(pos, ctx)
     }
 
@@ -92,7 +100,11 @@ impl Labeller for SearchLabeller {
         self.searcher.new_game();
     }
 
-    fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(
+        &mut self,
+        pos: &mut Position,
+        _ctx: &LabelContext<'_>,
+    ) -> Option<(i32, Option<Move>, u8, u64)> {
         let r = self.searcher.search(pos, &self.limits, |_| {});
         r.best?;
         Some((r.score, r.best, r.depth.clamp(0, 255) as u8, r.nodes))
@@ -157,10 +169,13 @@ impl AnnotateStats {
     }
 }
 
-/// A game record with the keys of its labelled positions (for dedup).
+/// A game record (labels not yet stored), with its labels and the keys of
+/// the labelled positions (for dedup).
 pub struct Annotated {
     /// The record.
     pub record: GameRecord,
+    /// The labels, in ply order.
+    pub labels: Vec<Label>,
     /// The key of each label's position.
     pub keys: Vec<u64>,
 }
@@ -180,7 +195,9 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
     if ppm >= 1_000_000 {
         return true;
     }
-    let mut x = seed ^ game.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (ply as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    let mut x = seed
+        ^ game.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+        ^ (ply as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
     x ^= x >> 30;
     x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
     x ^= x >> 27;
@@ -191,14 +208,22 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
 
 /// A score from a PGN `[%eval]` (White's view) for the side to move.
 fn eval_score(eval: Eval, pos: &Position) -> i32 {
-    let white = match eval {
-        Eval::Cp(cp) => cp.clamp(-30_000, 30_000),
-        // Mate in n moves for White: n > 0 White mates, n < 0 Black mates.
-        Eval::Mate(n) if n > 0 => mate_in(n),
-        Eval::Mate(n) if n < 0 => mated_in(-n),
-        Eval::Mate(_) => 0,
-    };
-    if pos.side_to_move() == crate::Color::White { white } else { -white }
+    let white_to_move = pos.side_to_move() == crate::Color::White;
+    match eval {
+        Eval::Cp(cp) => {
+            let cp = cp.clamp(-30_000, 30_000);
+            if white_to_move { cp } else { -cp }
+        }
+        // `#n`: White mates in n moves; `#-n`: Black mates in n moves.
+        Eval::Mate(0) => 0,
+        Eval::Mate(n) => {
+            if (n > 0) == white_to_move {
+                mate_in(n.abs())
+            } else {
+                mated_in(n.abs())
+            }
+        }
+    }
 }
 
 /// A worker: its labeller and settings.
@@ -337,13 +362,24 @@ impl<L: Labeller> Worker<L> {
             Some(m) => move_index(pos, m)?,
             None => 255,
         };
-        Some((Label { ply: ply.min(u16::MAX as usize) as u16, score: label_score(score), best: best_index, depth }, pos.key()))
+        Some((
+            Label {
+                ply: ply.min(u16::MAX as usize) as u16,
+                score: label_score(score),
+                best: best_index,
+                depth,
+            },
+            pos.key(),
+        ))
     }
 
     fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
         let stats = &mut out.stats;
         if variant_kind(&game.variant) == VariantKind::Other {
-            *stats.skipped_variants.entry(String::from_utf8_lossy(&game.variant).into_owned()).or_default() += 1;
+            *stats
+                .skipped_variants
+                .entry(String::from_utf8_lossy(&game.variant).into_owned())
+                .or_default() += 1;
             return;
         }
         let mut pos = self.startpos.clone();
@@ -363,14 +399,14 @@ impl<L: Labeller> Worker<L> {
             &game.result,
         ]
         .map(|t| String::from_utf8_lossy(t).into_owned());
-        let mut record = GameRecord {
+        let mut record = GameRecord::new(
             index,
-            start: PackedBoard::pack(&pos),
-            result: result_code(&game.result),
+            PackedBoard::pack(&pos),
+            result_code(&game.result),
             tags,
-            moves: Vec::with_capacity(game.moves.len()),
-            labels: Vec::new(),
-        };
+            Vec::with_capacity(game.moves.len()),
+        );
+        let mut labels = Vec::new();
         let mut keys = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;
         let start_fen = pos.fen();
@@ -381,10 +417,13 @@ impl<L: Labeller> Worker<L> {
                 Some(MoveToken::San(san)) => san.to_move(&pos).ok(),
                 _ => None,
             };
-            let eval = pgn_eval.then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
+            let eval = pgn_eval
+                .then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
             let ctx = LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
-            if let Some((label, key)) = self.select(&mut pos, &ctx, true, eval, played, &mut out.stats) {
-                record.labels.push(label);
+            if let Some((label, key)) =
+                self.select(&mut pos, &ctx, true, eval, played, &mut out.stats)
+            {
+                labels.push(label);
                 keys.push(key);
             }
             let stats = &mut out.stats;
@@ -403,29 +442,24 @@ impl<L: Labeller> Worker<L> {
             pos.do_move(m);
         }
         out.stats.failures.extend(self.labeller.take_failures());
-        out.records.push(Annotated { record, keys });
+        out.records.push(Annotated { record, labels, keys });
     }
 
     fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {
         out.stats.games += 1;
         self.labeller.new_game(pos.is_chess960());
-        let mut record = GameRecord {
-            index,
-            start: PackedBoard::pack(&pos),
-            result: 3,
-            tags: Default::default(),
-            moves: Vec::new(),
-            labels: Vec::new(),
-        };
+        let record =
+            GameRecord::new(index, PackedBoard::pack(&pos), 3, Default::default(), Vec::new());
+        let mut labels = Vec::new();
         let mut keys = Vec::new();
         let start_fen = pos.fen();
         let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
         if let Some((label, key)) = self.select(&mut pos, &ctx, false, None, None, &mut out.stats) {
-            record.labels.push(label);
+            labels.push(label);
             keys.push(key);
         }
         out.stats.failures.extend(self.labeller.take_failures());
-        out.records.push(Annotated { record, keys });
+        out.records.push(Annotated { record, labels, keys });
     }
 }
 
@@ -433,40 +467,43 @@ impl<L: Labeller> Worker<L> {
 pub struct BlockBuilder {
     dedup: Option<HashSet<u64>>,
     max_positions: u64,
+    block_games: usize,
+    block_labels: usize,
     /// Labels accepted so far (over the whole file, resumed part included).
     pub labels_written: u64,
-    block: Block,
-    block_labels: usize,
+    games: Vec<GameRecord>,
+    labels_in_block: usize,
     /// Whether a limit was reached (no more records are accepted).
     pub full: bool,
 }
 
 impl BlockBuilder {
-    /// A builder; `dedup` when duplicates are dropped here.
-    pub fn new(dedup: bool, max_positions: u64) -> BlockBuilder {
+    /// A builder for a run with `options`; `dedup` when duplicates are
+    /// dropped here.
+    pub fn new(options: &Options, dedup: bool) -> BlockBuilder {
         BlockBuilder {
             dedup: dedup.then(HashSet::new),
-            max_positions,
+            max_positions: options.max_positions,
+            block_games: options.block_games.max(1) as usize,
+            block_labels: options.block_labels.max(1) as usize,
             labels_written: 0,
-            block: Block { games: Vec::new() },
-            block_labels: 0,
+            games: Vec::new(),
+            labels_in_block: 0,
             full: false,
         }
     }
 
     /// Takes over what an earlier, interrupted run wrote: the dedup keys and
     /// the label count.
-    pub fn restore(&mut self, blocks: &[Block]) {
-        for block in blocks {
-            for record in &block.games {
-                self.labels_written += record.labels.len() as u64;
-                if let Some(seen) = self.dedup.as_mut() {
-                    let _ = walk(record, |step| {
-                        if step.label.is_some() {
-                            seen.insert(step.pos.key());
-                        }
-                    });
-                }
+    pub fn restore(&mut self, games: &[GameRecord]) {
+        for record in games {
+            self.labels_written += record.label_count() as u64;
+            if let Some(seen) = self.dedup.as_mut() {
+                let _ = walk(record, |step| {
+                    if step.label.is_some() {
+                        seen.insert(step.pos.key());
+                    }
+                });
             }
         }
         if self.max_positions > 0 && self.labels_written >= self.max_positions {
@@ -481,27 +518,31 @@ impl BlockBuilder {
             return None;
         }
         if let Some(seen) = self.dedup.as_mut() {
-            let mut kept = Vec::with_capacity(a.record.labels.len());
-            for (label, key) in a.record.labels.iter().zip(&a.keys) {
+            let mut kept = Vec::with_capacity(a.labels.len());
+            for (label, key) in a.labels.iter().zip(&a.keys) {
                 if seen.insert(*key) {
                     kept.push(*label);
                 } else {
                     *dropped += 1;
                 }
             }
-            a.record.labels = kept;
+            a.labels = kept;
         }
         if self.max_positions > 0 {
             let room = self.max_positions.saturating_sub(self.labels_written) as usize;
-            if a.record.labels.len() >= room {
-                a.record.labels.truncate(room);
+            if a.labels.len() >= room {
+                a.labels.truncate(room);
                 self.full = true;
             }
         }
-        self.labels_written += a.record.labels.len() as u64;
-        self.block_labels += a.record.labels.len();
-        self.block.games.push(a.record);
-        if self.block.games.len() >= BLOCK_GAMES || self.block_labels >= BLOCK_LABELS || self.full {
+        self.labels_written += a.labels.len() as u64;
+        self.labels_in_block += a.labels.len();
+        a.record.set_labels(&a.labels);
+        self.games.push(a.record);
+        if self.games.len() >= self.block_games
+            || self.labels_in_block >= self.block_labels
+            || self.full
+        {
             return self.take();
         }
         None
@@ -509,16 +550,21 @@ impl BlockBuilder {
 
     /// The block in progress, if it has games.
     pub fn take(&mut self) -> Option<Block> {
-        if self.block.games.is_empty() {
+        if self.games.is_empty() {
             return None;
         }
-        self.block_labels = 0;
-        Some(std::mem::replace(&mut self.block, Block { games: Vec::new() }))
+        self.labels_in_block = 0;
+        let block = Block::from_games(&self.games);
+        self.games.clear();
+        Some(block)
     }
 }
 
 /// Whether two headers describe the same run but for the shard.
-pub fn same_run_but_shard(a: &crate::record::format::Header, b: &crate::record::format::Header) -> bool {
+pub fn same_run_but_shard(
+    a: &crate::record::format::Header,
+    b: &crate::record::format::Header,
+) -> bool {
     let mut a = a.clone();
     let mut b = b.clone();
     a.options.shard = (0, 1);
@@ -532,7 +578,11 @@ pub fn input_infos(inputs: &[PathBuf]) -> Vec<crate::record::format::InputInfo> 
         .iter()
         .map(|p| crate::record::format::InputInfo {
             name: crate::io::source::display_name(p),
-            size: if p.as_os_str() == "-" { 0 } else { std::fs::metadata(p).map_or(0, |m| m.len()) },
+            size: if p.as_os_str() == "-" {
+                0
+            } else {
+                std::fs::metadata(p).map_or(0, |m| m.len())
+            },
         })
         .collect()
 }

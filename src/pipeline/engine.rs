@@ -46,18 +46,34 @@ pub struct EngineConfig {
 
 impl EngineConfig {
     /// A configuration from command-line pieces (`Name=Value` options).
-    pub fn new(path: PathBuf, options: &[String], depth: u32, nodes: u64, hash: u32, timeout_s: f64) -> Result<Self> {
+    pub fn new(
+        path: PathBuf,
+        options: &[String],
+        depth: u32,
+        nodes: u64,
+        hash: u32,
+        timeout_s: f64,
+    ) -> Result<Self> {
         let options = options
             .iter()
             .map(|o| {
-                let (n, v) = o.split_once('=').with_context(|| format!("--engine-option {o}: expected Name=Value"))?;
+                let (n, v) = o
+                    .split_once('=')
+                    .with_context(|| format!("--engine-option {o}: expected Name=Value"))?;
                 Ok((n.trim().to_string(), v.trim().to_string()))
             })
             .collect::<Result<Vec<_>>>()?;
         if !(timeout_s > 0.0 && timeout_s.is_finite()) {
             bail!("--engine-timeout must be positive");
         }
-        Ok(EngineConfig { path, options, depth, nodes, hash, timeout: Duration::from_secs_f64(timeout_s) })
+        Ok(EngineConfig {
+            path,
+            options,
+            depth,
+            nodes,
+            hash,
+            timeout: Duration::from_secs_f64(timeout_s),
+        })
     }
 
     /// Starts the engine once and describes the setup for the file header:
@@ -67,7 +83,11 @@ impl EngineConfig {
         let name = engine.name.clone();
         engine.quit();
         let options: Vec<String> = self.options.iter().map(|(n, v)| format!("{n}={v}")).collect();
-        let limit = if self.nodes > 0 { format!("go nodes {}", self.nodes) } else { format!("go depth {}", self.depth) };
+        let limit = if self.nodes > 0 {
+            format!("go nodes {}", self.nodes)
+        } else {
+            format!("go depth {}", self.depth)
+        };
         Ok(format!("{name}; Threads=1 Hash={} {}; {limit}", self.hash, options.join(" ")))
     }
 }
@@ -101,8 +121,14 @@ impl EngineProcess {
                 }
             }
         });
-        let mut engine =
-            EngineProcess { child, stdin, lines: rx, name: String::new(), chess960, timeout: config.timeout };
+        let mut engine = EngineProcess {
+            child,
+            stdin,
+            lines: rx,
+            name: String::new(),
+            chess960,
+            timeout: config.timeout,
+        };
         engine.send("uci")?;
         let deadline = Instant::now() + config.timeout.min(Duration::from_secs(30));
         loop {
@@ -127,14 +153,18 @@ impl EngineProcess {
     }
 
     fn send(&mut self, line: &str) -> Result<()> {
-        writeln!(self.stdin, "{line}").and_then(|()| self.stdin.flush()).context("the engine stopped reading")
+        writeln!(self.stdin, "{line}")
+            .and_then(|()| self.stdin.flush())
+            .context("the engine stopped reading")
     }
 
     fn line(&self, deadline: Instant) -> Result<String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
             Ok(line) => Ok(line),
-            Err(RecvTimeoutError::Timeout) => bail!("no answer within {:.1} s", self.timeout.as_secs_f64()),
+            Err(RecvTimeoutError::Timeout) => {
+                bail!("no answer within {:.1} s", self.timeout.as_secs_f64())
+            }
             Err(RecvTimeoutError::Disconnected) => bail!("the engine exited"),
         }
     }
@@ -165,8 +195,14 @@ impl EngineProcess {
     }
 
     /// Searches one position; returns (score, best move, depth, nodes).
-    fn search(&mut self, pos: &Position, ctx: &LabelContext<'_>, go: &str) -> Result<(i32, Move, u8, u64)> {
-        let moves: Vec<String> = ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
+    fn search(
+        &mut self,
+        pos: &Position,
+        ctx: &LabelContext<'_>,
+        go: &str,
+    ) -> Result<(i32, Move, u8, u64)> {
+        let moves: Vec<String> =
+            ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
         let position = if moves.is_empty() {
             format!("position fen {}", ctx.start_fen)
         } else {
@@ -182,8 +218,13 @@ impl EngineProcess {
             match words.next() {
                 Some("info") => {
                     let words: Vec<&str> = line.split_whitespace().collect();
-                    let get = |k: &str| words.iter().position(|&w| w == k).and_then(|i| words.get(i + 1)).copied();
-                    if get("multipv").is_some_and(|m| m != "1") || words.contains(&"lowerbound") || words.contains(&"upperbound") {
+                    let get = |k: &str| {
+                        words.iter().position(|&w| w == k).and_then(|i| words.get(i + 1)).copied()
+                    };
+                    if get("multipv").is_some_and(|m| m != "1")
+                        || words.contains(&"lowerbound")
+                        || words.contains(&"upperbound")
+                    {
                         continue;
                     }
                     if let Some(d) = get("depth").and_then(|d| d.parse::<u32>().ok()) {
@@ -193,7 +234,10 @@ impl EngineProcess {
                         nodes = n;
                     }
                     if let Some(i) = words.iter().position(|&w| w == "score") {
-                        score = match (words.get(i + 1), words.get(i + 2).and_then(|v| v.parse::<i32>().ok())) {
+                        score = match (
+                            words.get(i + 1),
+                            words.get(i + 2).and_then(|v| v.parse::<i32>().ok()),
+                        ) {
                             (Some(&"cp"), Some(cp)) => Some(cp.clamp(-30_000, 30_000)),
                             (Some(&"mate"), Some(n)) if n > 0 => Some(mate_in(n)),
                             (Some(&"mate"), Some(n)) if n < 0 => Some(mated_in(-n)),
@@ -228,15 +272,26 @@ pub struct EngineLabeller {
 impl EngineLabeller {
     /// A labeller that starts its engine on first use.
     pub fn new(config: EngineConfig) -> EngineLabeller {
-        let go = if config.nodes > 0 { format!("go nodes {}", config.nodes) } else { format!("go depth {}", config.depth) };
-        EngineLabeller { config, engine: None, chess960: false, go, failures: Vec::new(), needs_new_game: true }
+        let go = if config.nodes > 0 {
+            format!("go nodes {}", config.nodes)
+        } else {
+            format!("go depth {}", config.depth)
+        };
+        EngineLabeller {
+            config,
+            engine: None,
+            chess960: false,
+            go,
+            failures: Vec::new(),
+            needs_new_game: true,
+        }
     }
 
     fn engine(&mut self) -> Result<&mut EngineProcess> {
-        if self.engine.as_ref().is_some_and(|e| e.chess960 != self.chess960) {
-            if let Some(e) = self.engine.take() {
-                e.quit();
-            }
+        if self.engine.as_ref().is_some_and(|e| e.chess960 != self.chess960)
+            && let Some(e) = self.engine.take()
+        {
+            e.quit();
         }
         if self.engine.is_none() {
             self.engine = Some(EngineProcess::start(&self.config, self.chess960)?);
@@ -277,7 +332,11 @@ impl Labeller for EngineLabeller {
         self.needs_new_game = true;
     }
 
-    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(
+        &mut self,
+        pos: &mut Position,
+        ctx: &LabelContext<'_>,
+    ) -> Option<(i32, Option<Move>, u8, u64)> {
         match self.attempt(pos, ctx) {
             Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
             Err(first) => {

@@ -37,9 +37,9 @@ pub fn walk(record: &GameRecord, mut f: impl FnMut(&Step<'_>)) -> Result<(), Cha
     let mut labels = record.labels.iter().peekable();
     for ply in 0..=record.moves.len() {
         let played = match record.moves.get(ply) {
-            Some(&i) => Some(
-                move_at(&pos, i).ok_or_else(|| ChainError(format!("game {}: bad move index at ply {ply}", record.index)))?,
-            ),
+            Some(&i) => Some(move_at(&pos, i).ok_or_else(|| {
+                ChainError(format!("game {}: bad move index at ply {ply}", record.index))
+            })?),
             None => None,
         };
         let label = labels.next_if(|l| usize::from(l.ply) == ply);

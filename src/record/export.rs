@@ -88,7 +88,7 @@ fn escape_tag(value: &str) -> String {
 
 enum Sink<W: Write> {
     Bytes(W),
-    Binpack(sfbinpack::CompressedTrainingDataEntryWriter<W>),
+    Binpack(Box<sfbinpack::CompressedTrainingDataEntryWriter<W>>),
 }
 
 /// Streams records into one export format.
@@ -104,7 +104,9 @@ impl<W: Write> Exporter<W> {
     /// An exporter writing `format` to `out`.
     pub fn new(format: ExportFormat, out: W) -> std::io::Result<Exporter<W>> {
         let sink = if format == ExportFormat::Binpack {
-            Sink::Binpack(sfbinpack::CompressedTrainingDataEntryWriter::new(out).map_err(std::io::Error::other)?)
+            let writer = sfbinpack::CompressedTrainingDataEntryWriter::new(out)
+                .map_err(std::io::Error::other)?;
+            Sink::Binpack(Box::new(writer))
         } else {
             Sink::Bytes(out)
         };
@@ -141,8 +143,16 @@ impl<W: Write> Exporter<W> {
     fn pgn(&mut self, record: &GameRecord) -> Result<(), ChainError> {
         let t = &mut self.text;
         for (name, value) in ROSTER.iter().zip(&record.tags) {
-            let value = if *name == "Result" && value.is_empty() { result_text(record.result) } else { value };
-            let _ = writeln!(t, "[{name} \"{}\"]", escape_tag(if value.is_empty() { "?" } else { value }));
+            let value = if *name == "Result" && value.is_empty() {
+                result_text(record.result)
+            } else {
+                value
+            };
+            let _ = writeln!(
+                t,
+                "[{name} \"{}\"]",
+                escape_tag(if value.is_empty() { "?" } else { value })
+            );
         }
         let start = crate::record::format::PackedBoard::unpack(&record.start)
             .ok_or_else(|| ChainError(format!("game {}: bad start position", record.index)))?;
@@ -166,7 +176,9 @@ impl<W: Write> Exporter<W> {
         let mut items: Vec<Item> = Vec::with_capacity(record.moves.len() + 1);
         walk(record, |step: &Step<'_>| {
             let mut pos = step.pos.clone();
-            let comment = step.label.map(|l| format!("{{ [%eval {}] }}", lichess_eval(l.score, pos.side_to_move())));
+            let comment = step
+                .label
+                .map(|l| format!("{{ [%eval {}] }}", lichess_eval(l.score, pos.side_to_move())));
             let alternative = match (step.played, step.best) {
                 (Some(m), Some(b)) if b != m => Some(pos.san_plus(b)),
                 _ => None,
@@ -293,7 +305,12 @@ impl<W: Write> Exporter<W> {
                         0 => 0.0,
                         _ => 0.5,
                     };
-                    match bulletformat::ChessBoard::from_raw(*r, stm as usize, white_score, white_result) {
+                    match bulletformat::ChessBoard::from_raw(
+                        *r,
+                        stm as usize,
+                        white_score,
+                        white_result,
+                    ) {
                         Ok(b) => bullet.push(b),
                         Err(_) => stats.skipped += 1,
                     }
@@ -306,8 +323,12 @@ impl<W: Write> Exporter<W> {
         if !bullet.is_empty() {
             self.stats.written += bullet.len() as u64;
             if let Sink::Bytes(out) = &mut self.sink {
-                out.write_all(<bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(&bullet))
-                    .map_err(|e| ChainError(e.to_string()))?;
+                out.write_all(
+                    <bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(
+                        &bullet,
+                    ),
+                )
+                .map_err(|e| ChainError(e.to_string()))?;
             }
         }
         Ok(())
@@ -354,9 +375,9 @@ impl<W: Write> Exporter<W> {
 fn binpack_move(pos: &Position, m: Move) -> sfbinpack::chess::r#move::Move {
     use sfbinpack::chess::{
         coords::Square as BSquare,
+        r#move::{Move as BMove, MoveType},
         piece::Piece as BPiece,
         piecetype::PieceType,
-        r#move::{Move as BMove, MoveType},
     };
     let from = BSquare::new(m.from().to_u32());
     let to = BSquare::new(m.to().to_u32());
@@ -395,7 +416,9 @@ fn wrap(text: &str, width: usize) -> String {
                     units.extend(comment.take());
                 }
             }
-            None if word.starts_with('{') && !word.ends_with('}') => comment = Some(word.to_string()),
+            None if word.starts_with('{') && !word.ends_with('}') => {
+                comment = Some(word.to_string())
+            }
             None => units.push(word.to_string()),
         }
     }

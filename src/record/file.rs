@@ -17,7 +17,7 @@ use std::{
 
 use crate::{
     io::source::zstd_frame_end,
-    record::format::{Block, Header, config},
+    record::format::{Block, GameRecord, Header, config},
 };
 
 /// zstd level of every frame (fixed: the same input gives the same bytes).
@@ -59,12 +59,16 @@ pub fn decode_frame<T: bincode::Decode<()>>(frame: &[u8]) -> Result<T, String> {
         _ => return Err("not a zstd frame with a content size".into()),
     };
     let raw = zstd::bulk::decompress(frame, size).map_err(|e| format!("zstd: {e}"))?;
-    let (value, used) = bincode::decode_from_slice(&raw, config()).map_err(|e| format!("decoding: {e}"))?;
+    let (value, used) =
+        bincode::decode_from_slice(&raw, config()).map_err(|e| format!("decoding: {e}"))?;
     if used != raw.len() {
         return Err(format!("{} bytes after the structure", raw.len() - used));
     }
     Ok(value)
 }
+
+/// A block as read: its frame's byte offset and size, and its games.
+pub type BlockRead = (u64, u64, Vec<GameRecord>);
 
 /// A `.kbz` file read frame by frame through a memory map (pages behind the
 /// reading position are released, so any size reads in bounded memory).
@@ -80,7 +84,11 @@ pub struct KbzReader {
 impl KbzReader {
     /// Opens a file and reads its header.
     pub fn open(path: &Path) -> Result<KbzReader, RecordError> {
-        let err = |offset: u64, message: String| RecordError { path: path.to_path_buf(), offset, message };
+        let err = |offset: u64, message: String| RecordError {
+            path: path.to_path_buf(),
+            offset,
+            message,
+        };
         let file = File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
         let meta = file.metadata().map_err(|e| err(0, format!("cannot read: {e}")))?;
         if !meta.is_file() {
@@ -91,15 +99,25 @@ impl KbzReader {
         }
         // Safety: a read-only map of a regular file; the usual caveat of
         // mapping applies if another process truncates it meanwhile.
-        let data = unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(0, format!("cannot map: {e}")))?;
+        let data =
+            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(0, format!("cannot map: {e}")))?;
         let _ = data.advise(memmap2::Advice::Sequential);
-        let end = zstd_frame_end(&data, 0).ok_or_else(|| err(0, "no complete header frame".into()))?;
-        let header: Header = decode_frame(&data[..end]).map_err(|m| err(0, format!("header: {m}")))?;
+        let end =
+            zstd_frame_end(&data, 0).ok_or_else(|| err(0, "no complete header frame".into()))?;
+        let header: Header =
+            decode_frame(&data[..end]).map_err(|m| err(0, format!("header: {m}")))?;
         if header.magic != crate::record::format::MAGIC {
             return Err(err(0, "not a kibitz record file (bad magic)".into()));
         }
         if header.version != crate::record::format::FORMAT_VERSION {
-            return Err(err(0, format!("format version {} (this kibitz reads {})", header.version, crate::record::format::FORMAT_VERSION)));
+            return Err(err(
+                0,
+                format!(
+                    "format version {} (this kibitz reads {})",
+                    header.version,
+                    crate::record::format::FORMAT_VERSION
+                ),
+            ));
         }
         Ok(KbzReader { path: path.to_path_buf(), data, released: 0, header, pos: end })
     }
@@ -114,9 +132,10 @@ impl KbzReader {
         self.pos >= self.data.len()
     }
 
-    /// The next block with its frame's offset and size, `None` at the end,
-    /// or the error of the first bad frame (after which reading stops).
-    pub fn next_block(&mut self) -> Option<Result<(u64, u64, Block), RecordError>> {
+    /// The next block's games with the frame's offset and size, `None` at
+    /// the end, or the error of the first bad frame (after which reading
+    /// stops).
+    pub fn next_block(&mut self) -> Option<Result<BlockRead, RecordError>> {
         if self.pos >= self.data.len() {
             return None;
         }
@@ -144,11 +163,15 @@ impl KbzReader {
             };
             self.released = release_end;
         }
-        match decode_frame::<Block>(frame) {
-            Ok(block) => Some(Ok((offset, (end as u64) - offset, block))),
+        match decode_frame::<Block>(frame).and_then(|b| b.games()) {
+            Ok(games) => Some(Ok((offset, (end as u64) - offset, games))),
             Err(m) => {
                 self.pos = self.data.len();
-                Some(Err(RecordError { path: self.path.clone(), offset, message: format!("corrupt block: {m}") }))
+                Some(Err(RecordError {
+                    path: self.path.clone(),
+                    offset,
+                    message: format!("corrupt block: {m}"),
+                }))
             }
         }
     }
@@ -176,7 +199,10 @@ impl KbzWriter {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 io::Error::new(
                     e.kind(),
-                    format!("{} exists: use --force to replace it or --resume to continue it", path.display()),
+                    format!(
+                        "{} exists: use --force to replace it or --resume to continue it",
+                        path.display()
+                    ),
                 )
             } else {
                 io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
@@ -190,13 +216,18 @@ impl KbzWriter {
     /// Opens an interrupted file to continue it: checks that its header
     /// equals `header`, keeps every complete, valid block, truncates what
     /// follows, and returns the writer with the blocks kept.
-    pub fn resume(path: &Path, header: &Header) -> Result<(KbzWriter, Vec<Block>, Option<RecordError>), RecordError> {
+    pub fn resume(
+        path: &Path,
+        header: &Header,
+    ) -> Result<(KbzWriter, Vec<GameRecord>, Option<RecordError>), RecordError> {
         let mut reader = KbzReader::open(path)?;
         if &reader.header != header {
             return Err(RecordError {
                 path: path.to_path_buf(),
                 offset: 0,
-                message: "its header (options or inputs) differs from this run's: refusing to resume".into(),
+                message:
+                    "its header (options or inputs) differs from this run's: refusing to resume"
+                        .into(),
             });
         }
         let mut blocks = Vec::new();
@@ -204,9 +235,9 @@ impl KbzWriter {
         let mut dropped = None;
         while let Some(next) = reader.next_block() {
             match next {
-                Ok((offset, size, block)) => {
+                Ok((offset, size, games)) => {
                     good_end = offset + size;
-                    blocks.push(block);
+                    blocks.extend(games);
                 }
                 Err(e) => {
                     dropped = Some(e);
@@ -214,7 +245,11 @@ impl KbzWriter {
                 }
             }
         }
-        let io_err = |e: io::Error| RecordError { path: path.to_path_buf(), offset: good_end, message: e.to_string() };
+        let io_err = |e: io::Error| RecordError {
+            path: path.to_path_buf(),
+            offset: good_end,
+            message: e.to_string(),
+        };
         let mut file = OpenOptions::new().write(true).open(path).map_err(io_err)?;
         file.set_len(good_end).map_err(io_err)?;
         file.seek(SeekFrom::End(0)).map_err(io_err)?;
@@ -223,7 +258,9 @@ impl KbzWriter {
     }
 
     fn write_frame(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.file.write_all(frame).map_err(|e| io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display())))?;
+        self.file.write_all(frame).map_err(|e| {
+            io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display()))
+        })?;
         self.file.flush()?;
         self.file.sync_data()?;
         self.written += frame.len() as u64;
@@ -248,12 +285,12 @@ impl KbzWriter {
     }
 }
 
-/// Reads a whole file's blocks, stopping at the first bad frame.
-pub fn read_all(path: &Path) -> Result<(Header, Vec<Block>), RecordError> {
+/// Reads a whole file's games, stopping at the first bad frame.
+pub fn read_all(path: &Path) -> Result<(Header, Vec<GameRecord>), RecordError> {
     let mut reader = KbzReader::open(path)?;
-    let mut blocks = Vec::new();
+    let mut games = Vec::new();
     while let Some(b) = reader.next_block() {
-        blocks.push(b?.2);
+        games.extend(b?.2);
     }
-    Ok((reader.header.clone(), blocks))
+    Ok((reader.header.clone(), games))
 }

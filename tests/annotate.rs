@@ -1,0 +1,419 @@
+//! `kibitz annotate` end to end: records, determinism, resume after a kill,
+//! shards and merge, corrupt blocks, every export format read back by an
+//! independent reader.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::Duration,
+};
+
+use kibitz::{
+    Position,
+    record::{chain::walk, file::read_all},
+};
+use serde_json::Value;
+
+use crate::replay::{TempDir, sample};
+
+fn kibitz(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn annotate(args: &[&str]) -> Value {
+    let mut all = vec!["annotate", "--quiet", "--json"];
+    all.extend_from_slice(args);
+    let (code, out, err) = kibitz(&all);
+    assert_eq!(code, 0, "{err}");
+    serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}"))
+}
+
+/// The sample repeated `n` times (a longer input).
+fn repeated_sample(dir: &TempDir, n: usize) -> PathBuf {
+    let text = std::fs::read(sample()).unwrap();
+    let path = dir.path(&format!("sample{n}.pgn"));
+    std::fs::write(&path, text.repeat(n)).unwrap();
+    path
+}
+
+#[test]
+fn annotate_then_inspect() {
+    let dir = TempDir::new("annotate");
+    let out = dir.path("s.kbz");
+    let v = annotate(&[s(&sample()), "-o", s(&out), "--depth", "4"]);
+    assert_eq!(v["games"], 20);
+    let labelled = v["labelled"].as_u64().unwrap();
+    assert!(labelled > 300, "{v}");
+    // The first 8 positions of every game skipped: the fool's mate has only
+    // 5 positions (plies 0 to 4), the other 19 games at least 8.
+    assert_eq!(v["skipped_opening"], 19 * 8 + 5);
+    let (code, text, _) = kibitz(&["inspect", "--json", s(&out)]);
+    assert_eq!(code, 0);
+    let i: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(i["labels"].as_u64(), Some(labelled));
+    assert_eq!(i["games"], 20);
+    assert_eq!(i["chains_valid"], 20);
+    assert_eq!(i["moves"], 943);
+    // Records are independent of the reader: every label's position and
+    // best move are legal where the chain says.
+    let (_, games) = read_all(&out).unwrap();
+    let mut seen = 0;
+    {
+        for g in &games {
+            walk(g, |step| {
+                if let Some(l) = step.label {
+                    seen += 1;
+                    assert!(usize::from(l.ply) >= 8 && !step.pos.in_check());
+                    let best = step.best.unwrap();
+                    assert!(step.pos.is_legal(best) && !step.pos.is_capture(best));
+                }
+            })
+            .unwrap();
+        }
+    }
+    assert_eq!(seen, labelled);
+    // No overwriting without --force.
+    let (code, _, err) = kibitz(&["annotate", "-q", s(&sample()), "-o", s(&out), "--depth", "2"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("exists: use --force"), "{err}");
+}
+
+#[test]
+fn same_bytes_whatever_the_threads() {
+    let dir = TempDir::new("determinism");
+    let input = repeated_sample(&dir, 2);
+    let mut files = Vec::new();
+    for (i, threads) in ["1", "2", "2", "3"].iter().enumerate() {
+        let out = dir.path(&format!("t{i}.kbz"));
+        annotate(&[s(&input), "-o", s(&out), "--depth", "5", "--threads", threads]);
+        files.push(std::fs::read(&out).unwrap());
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+}
+
+#[test]
+fn resume_after_sigkill_gives_the_same_file() {
+    let dir = TempDir::new("resume");
+    let input = repeated_sample(&dir, 8);
+    let reference = dir.path("reference.kbz");
+    annotate(&[s(&input), "-o", s(&reference), "--depth", "6", "--block-games", "16"]);
+    let expected = std::fs::read(&reference).unwrap();
+    let mut interrupted_at_least_once = false;
+    for (i, ms) in [150u64, 600, 1500].into_iter().enumerate() {
+        let out = dir.path(&format!("killed{i}.kbz"));
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+            .args([
+                "annotate",
+                "--quiet",
+                s(&input),
+                "-o",
+                s(&out),
+                "--depth",
+                "6",
+                "--block-games",
+                "16",
+            ])
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(ms));
+        let finished = child.try_wait().unwrap().is_some();
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let partial = std::fs::read(&out).unwrap();
+        if !finished && partial.len() < expected.len() {
+            interrupted_at_least_once = true;
+        }
+        // Cut the file mid-frame too, as a power loss could.
+        if partial.len() > 200 && i == 1 {
+            std::fs::write(&out, &partial[..partial.len() - 37]).unwrap();
+        }
+        annotate(&[s(&input), "-o", s(&out), "--depth", "6", "--block-games", "16", "--resume"]);
+        assert_eq!(std::fs::read(&out).unwrap(), expected, "resume after {ms} ms");
+    }
+    assert!(
+        interrupted_at_least_once,
+        "every run finished before it was killed: nothing was tested"
+    );
+}
+
+#[test]
+fn sigint_closes_the_file_cleanly() {
+    let dir = TempDir::new("sigint");
+    let input = repeated_sample(&dir, 8);
+    let out = dir.path("int.kbz");
+    let child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args([
+            "annotate",
+            "--quiet",
+            s(&input),
+            "-o",
+            s(&out),
+            "--depth",
+            "7",
+            "--block-games",
+            "16",
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    let status = Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    if output.status.code() == Some(130) {
+        assert!(stdout.contains("continue with --resume"), "{stdout}");
+    }
+    // Whatever the moment, the file is whole: inspect verifies every block.
+    let (code, _, err) = kibitz(&["inspect", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn a_corrupt_block_is_named_by_its_offset() {
+    let dir = TempDir::new("corrupt");
+    let input = repeated_sample(&dir, 30);
+    let out = dir.path("c.kbz");
+    annotate(&[
+        s(&input),
+        "-o",
+        s(&out),
+        "--label",
+        "search",
+        "--depth",
+        "1",
+        "--block-games",
+        "64",
+    ]);
+    let (_, json, _) = kibitz(&["inspect", "--json", s(&out)]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert!(v["blocks"].as_u64().unwrap() >= 2, "{v}");
+    // Find the second block's offset by walking the frames.
+    let mut bytes = std::fs::read(&out).unwrap();
+    let header_end = kibitz::io::source::zstd_frame_end(&bytes, 0).unwrap();
+    let first_end = kibitz::io::source::zstd_frame_end(&bytes, header_end).unwrap();
+    let second_end = kibitz::io::source::zstd_frame_end(&bytes, first_end).unwrap();
+    let middle = (first_end + second_end) / 2;
+    bytes[middle] ^= 0x40;
+    std::fs::write(&out, &bytes).unwrap();
+    let (code, _, err) = kibitz(&["inspect", s(&out)]);
+    assert_eq!(code, 1);
+    assert!(err.contains(&format!("at byte {first_end}")), "{err}");
+}
+
+#[test]
+fn shards_merge_into_the_unsharded_file() {
+    let dir = TempDir::new("shards");
+    let input = repeated_sample(&dir, 3);
+    for extra in [&[][..], &["--dedup"][..]] {
+        let whole = dir.path("whole.kbz");
+        let mut args =
+            vec![s(&input), "-o", s(&whole), "--depth", "3", "--force", "--block-games", "8"];
+        args.extend_from_slice(extra);
+        annotate(&args);
+        let mut shards = Vec::new();
+        for k in 0..3 {
+            let out = dir.path(&format!("shard{k}.kbz"));
+            let shard = format!("{k}/3");
+            let mut args = vec![
+                s(&input),
+                "-o",
+                s(&out),
+                "--depth",
+                "3",
+                "--force",
+                "--shard",
+                &shard,
+                "--block-games",
+                "8",
+            ];
+            args.extend_from_slice(extra);
+            annotate(&args);
+            shards.push(out);
+        }
+        let merged = dir.path("merged.kbz");
+        let _ = std::fs::remove_file(&merged);
+        let (code, _, err) =
+            kibitz(&["merge", s(&shards[2]), s(&shards[0]), s(&shards[1]), "-o", s(&merged)]);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(std::fs::read(&merged).unwrap(), std::fs::read(&whole).unwrap(), "{extra:?}");
+        // A missing shard is refused.
+        let (code, _, err) =
+            kibitz(&["merge", s(&shards[0]), s(&shards[1]), "-o", s(&dir.path("x.kbz"))]);
+        assert_eq!(code, 1);
+        assert!(err.contains("2 shards of 3"), "{err}");
+    }
+}
+
+#[test]
+fn exports_read_back() {
+    let dir = TempDir::new("exports");
+    let kbz = dir.path("e.kbz");
+    let v = annotate(&[s(&sample()), "-o", s(&kbz), "--depth", "4"]);
+    let labelled = v["labelled"].as_u64().unwrap();
+
+    // PGN: the same games, move for move, with one eval per label.
+    let pgn = dir.path("e.pgn");
+    let (code, _, _) = kibitz(&["export", s(&kbz), "--format", "pgn", "-o", s(&pgn)]);
+    assert_eq!(code, 0);
+    let text = std::fs::read_to_string(&pgn).unwrap();
+    assert_eq!(text.matches("[%eval ").count() as u64, labelled);
+    let (_, replayed, _) = kibitz(&["replay", "--json", "-q", s(&pgn)]);
+    let r: Value = serde_json::from_str(&replayed).unwrap();
+    assert_eq!(
+        (r["games"].as_u64(), r["plies"].as_u64(), r["rejected_games"].as_u64()),
+        (Some(20), Some(943), Some(0))
+    );
+    let original_keys = dir.path("k1.tsv");
+    let exported_keys = dir.path("k2.tsv");
+    kibitz(&["replay", "-q", "--keys", s(&original_keys), s(&sample())]);
+    kibitz(&["replay", "-q", "--keys", s(&exported_keys), s(&pgn)]);
+    assert_eq!(std::fs::read(&original_keys).unwrap(), std::fs::read(&exported_keys).unwrap());
+
+    // plain: every entry's FEN reads and its move is legal (shakmaty).
+    let plain = dir.path("e.plain");
+    kibitz(&["export", s(&kbz), "--format", "plain", "-o", s(&plain)]);
+    let text = std::fs::read_to_string(&plain).unwrap();
+    let entries: Vec<&str> = text.split("e\n").filter(|e| !e.is_empty()).collect();
+    assert_eq!(entries.len() as u64, labelled);
+    for e in &entries {
+        let fen = e.lines().find_map(|l| l.strip_prefix("fen ")).unwrap();
+        let mv = e.lines().find_map(|l| l.strip_prefix("move ")).unwrap();
+        let pos: shakmaty::Chess = fen
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        let uci: shakmaty::uci::UciMove = mv.parse().unwrap();
+        assert!(uci.to_move(&pos).is_ok(), "{fen} {mv}");
+    }
+
+    // EPD and JSON lines: one record per label.
+    for (format, check) in [("epd", "ce "), ("jsonl", "\"fen\"")] {
+        let path = dir.path(&format!("e.{format}"));
+        kibitz(&["export", s(&kbz), "--format", format, "-o", s(&path)]);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count() as u64, labelled, "{format}");
+        assert!(text.lines().all(|l| l.contains(check) || l.contains("dm ")), "{format}");
+    }
+
+    // bullet: the loader of the bulletformat crate reads every board.
+    let bullet = dir.path("e.bullet");
+    kibitz(&["export", s(&kbz), "--format", "bullet", "-o", s(&bullet)]);
+    let loader = bulletformat::DataLoader::<bulletformat::ChessBoard>::new(&bullet, 1).unwrap();
+    assert_eq!(loader.len() as u64, labelled);
+    let mut read = 0;
+    bulletformat::DataLoader::<bulletformat::ChessBoard>::new(&bullet, 1).unwrap().map_batches(
+        64,
+        |batch| {
+            read += batch.len();
+        },
+    );
+    assert_eq!(read as u64, labelled);
+
+    // binpack: Stockfish's format, read back with the sfbinpack crate.
+    let binpack = dir.path("e.binpack");
+    kibitz(&["export", s(&kbz), "--format", "binpack", "-o", s(&binpack)]);
+    let file = std::fs::File::open(&binpack).unwrap();
+    let mut reader = sfbinpack::CompressedTrainingDataEntryReader::new(file).unwrap();
+    let mut entries = Vec::new();
+    while reader.has_next() {
+        entries.push(reader.next());
+    }
+    // Labelled positions with a move to store (all but those at a game's end).
+    assert!(
+        entries.len() as u64 <= labelled && entries.len() as u64 >= labelled - 20,
+        "{}",
+        entries.len()
+    );
+    for e in &entries {
+        let fen = e.pos.fen().unwrap();
+        assert!(Position::from_fen(&fen).is_ok(), "{fen}");
+    }
+}
+
+#[test]
+fn pgn_eval_labels_and_epd_input() {
+    let dir = TempDir::new("pgneval");
+    let pgn = dir.path("evals.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"e\"]\n[Result \"1-0\"]\n\n1. e4 { [%eval 0.25] } 1... e5 { [%eval 0.3] } 2. Qh5 { [%eval -0.1] } \
+         2... Nc6 { [%eval #3] } 3. Bc4 { [%eval #-2] } 3... Nf6 4. Qxf7# 1-0\n",
+    )
+    .unwrap();
+    let out = dir.path("e.kbz");
+    let v = annotate(&[
+        s(&pgn),
+        "-o",
+        s(&out),
+        "--label",
+        "pgn-eval",
+        "--skip-plies",
+        "0",
+        "--skip-captures",
+        "false",
+    ]);
+    assert_eq!(v["searched"], 0);
+    let (_, games) = read_all(&out).unwrap();
+    let labels = games[0].labels().unwrap();
+    // Plies 1 to 5 carry the evals of the moves that reached them, from the
+    // side to move; ply 0 and ply 6 (no comment) have none, ply 7 is mate.
+    let got: Vec<(u16, i16, u8)> = labels.iter().map(|l| (l.ply, l.score, l.best)).collect();
+    let m3 = kibitz::search::mate_in(3) as i16;
+    let m2 = kibitz::search::mate_in(2) as i16;
+    assert_eq!(got, vec![(1, -25, 255), (2, 30, 255), (3, 10, 255), (4, m3, 255), (5, m2, 255)]);
+
+    let epd = dir.path("p.epd");
+    std::fs::write(
+        &epd,
+        "6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - bm Ra8#;\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - id \"start\";\n",
+    )
+    .unwrap();
+    let out = dir.path("p.kbz");
+    let v = annotate(&[s(&epd), "-o", s(&out), "--depth", "4", "--skip-captures", "false"]);
+    assert_eq!((v["games"].as_u64(), v["labelled"].as_u64()), (Some(2), Some(2)));
+    let (_, games) = read_all(&out).unwrap();
+    let first = &games[0];
+    assert!(first.moves.is_empty());
+    assert_eq!(first.labels().unwrap()[0].score, kibitz::search::mate_in(1) as i16);
+}
+
+#[test]
+fn selection_limits() {
+    let dir = TempDir::new("limits");
+    let out = dir.path("l.kbz");
+    let v = annotate(&[s(&sample()), "-o", s(&out), "--depth", "2", "--max-positions", "50"]);
+    assert_eq!(v["labelled"], 50);
+    let v = annotate(&[s(&sample()), "-o", s(&out), "--depth", "2", "--max-games", "3", "--force"]);
+    assert_eq!(v["games"], 3);
+    let all = annotate(&[s(&sample()), "-o", s(&out), "--depth", "2", "--force"]);
+    let half = annotate(&[
+        s(&sample()),
+        "-o",
+        s(&out),
+        "--depth",
+        "2",
+        "--sample",
+        "0.5",
+        "--seed",
+        "7",
+        "--force",
+    ]);
+    let (a, h) = (all["labelled"].as_u64().unwrap(), half["labelled"].as_u64().unwrap());
+    assert!(h > a / 4 && h < a * 3 / 4, "{h} of {a}");
+    let doubled = repeated_sample(&dir, 2);
+    let dedup = annotate(&[s(&doubled), "-o", s(&out), "--depth", "2", "--dedup", "--force"]);
+    assert_eq!(dedup["labelled"].as_u64(), Some(a));
+    assert_eq!(dedup["skipped_duplicate"].as_u64(), Some(a));
+}
