@@ -66,10 +66,13 @@ fn relative_result(code: u8, color: Color) -> i16 {
 
 /// `[%eval]` text, White's point of view.
 fn lichess_eval(score: i16, side: Color) -> String {
-    let white = if side == Color::White { i32::from(score) } else { -i32::from(score) };
-    match ScoreKind::from_score(white) {
-        ScoreKind::Mate(n) => format!("#{n}"),
-        ScoreKind::Cp(cp) => format!("{:.2}", f64::from(cp) / 100.0),
+    // Classify from the side to move's view first: mate distances are not
+    // symmetric under negating the score (mate in n is 2n-1 plies, mated
+    // in n is 2n), so flipping the score before classifying would be off by one.
+    let sign = if side == Color::White { 1 } else { -1 };
+    match ScoreKind::from_score(i32::from(score)) {
+        ScoreKind::Mate(n) => format!("#{}", sign * n),
+        ScoreKind::Cp(cp) => format!("{:.2}", f64::from(sign * cp) / 100.0),
     }
 }
 
@@ -440,4 +443,32 @@ fn wrap(text: &str, width: usize) -> String {
         out.push(' ');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lichess_eval;
+    use crate::chess::types::Color;
+    use crate::search::search::MATE;
+
+    fn score(s: i32) -> i16 {
+        i16::try_from(s).unwrap()
+    }
+
+    #[test]
+    fn eval_text_is_whites_view() {
+        assert_eq!(lichess_eval(35, Color::White), "0.35");
+        assert_eq!(lichess_eval(35, Color::Black), "-0.35");
+        assert_eq!(lichess_eval(-120, Color::Black), "1.20");
+    }
+
+    #[test]
+    fn mate_distances_survive_the_flip() {
+        // Side to move mates in 4 (7 plies): White's view depends on who moves.
+        assert_eq!(lichess_eval(score(MATE - 7), Color::White), "#4");
+        assert_eq!(lichess_eval(score(MATE - 7), Color::Black), "#-4");
+        // Side to move is mated in 3 (6 plies).
+        assert_eq!(lichess_eval(score(-(MATE - 6)), Color::White), "#-3");
+        assert_eq!(lichess_eval(score(-(MATE - 6)), Color::Black), "#3");
+    }
 }
