@@ -390,7 +390,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         }
         writeln!(
             out,
-            "seconds   {seconds:.2} ({threads} threads, {:.0} positions searched per second)",
+            "seconds   {seconds:.2} ({threads} thread{}, {:.0} positions searched per second)",
+            if threads == 1 { "" } else { "s" },
             summary.positions_per_second
         )?;
         if was_interrupted {

@@ -835,19 +835,28 @@ impl Splitter {
         if self.buf.is_empty() {
             return SplitResult::NeedMore;
         }
+        // Cut at the first game boundary after the target size, however much
+        // one read brought in: a decoder hands over 256 KiB at a time, and a
+        // search job wants chunks of a few games so every worker has work.
+        if self.buf.len() > self.config.target
+            && let Some(b) = find_boundary(&self.buf, self.config.target, self.format)
+        {
+            let offset = self.offset;
+            return SplitResult::Chunk(offset, self.take(b));
+        }
         if last {
             let n = self.buf.len();
             let offset = self.offset;
             return SplitResult::Chunk(offset, self.take(n));
         }
-        if self.buf.len() < self.config.target {
-            return SplitResult::NeedMore;
-        }
-        if let Some(b) = rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0) {
-            let offset = self.offset;
-            return SplitResult::Chunk(offset, self.take(b));
-        }
         if self.buf.len() > self.config.max_game {
+            // No boundary after the target: whole games before the giant one
+            // go out first, then the giant one is skipped.
+            if let Some(b) = rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0)
+            {
+                let offset = self.offset;
+                return SplitResult::Chunk(offset, self.take(b));
+            }
             let offset = self.offset;
             let len = self.buf.len();
             self.skipping = true;
@@ -967,23 +976,28 @@ mod tests {
             text.extend_from_slice(game);
         }
         let config = ChunkConfig { target: 1000, max_game: 1 << 20, frame_window: 2 };
-        let mut s = Splitter::new(Format::Pgn, config);
-        let mut chunks = Vec::new();
-        for piece in text.chunks(777) {
-            s.buf.extend_from_slice(piece);
-            while let SplitResult::Chunk(off, c) = s.next(false) {
+        // Reads smaller and much larger than the target: chunks stay near
+        // the target either way (a decoder hands over 256 KiB at a time).
+        for read_size in [777, 100_000] {
+            let mut s = Splitter::new(Format::Pgn, config);
+            let mut chunks = Vec::new();
+            for piece in text.chunks(read_size) {
+                s.buf.extend_from_slice(piece);
+                while let SplitResult::Chunk(off, c) = s.next(false) {
+                    chunks.push((off, c));
+                }
+            }
+            while let SplitResult::Chunk(off, c) = s.next(true) {
                 chunks.push((off, c));
             }
+            let joined: Vec<u8> = chunks.iter().flat_map(|(_, c)| c.iter().copied()).collect();
+            assert_eq!(joined, text);
+            for (off, c) in &chunks {
+                assert!(c.starts_with(b"[Event"), "chunk at {off}");
+                assert_eq!(&text[*off as usize..*off as usize + c.len()], &c[..]);
+                assert!(c.len() <= config.target + game.len(), "chunk of {} bytes", c.len());
+            }
+            assert!(chunks.len() > 10);
         }
-        while let SplitResult::Chunk(off, c) = s.next(true) {
-            chunks.push((off, c));
-        }
-        let joined: Vec<u8> = chunks.iter().flat_map(|(_, c)| c.iter().copied()).collect();
-        assert_eq!(joined, text);
-        for (off, c) in &chunks {
-            assert!(c.starts_with(b"[Event"), "chunk at {off}");
-            assert_eq!(&text[*off as usize..*off as usize + c.len()], &c[..]);
-        }
-        assert!(chunks.len() > 10);
     }
 }

@@ -158,7 +158,8 @@ impl fmt::Display for Summary {
                 writeln!(f, "error     {}: {e}", file.name)?;
             }
         }
-        writeln!(f, "verify    {} ({} threads)", self.verify, self.threads)?;
+        let plural = if self.threads == 1 { "" } else { "s" };
+        writeln!(f, "verify    {} ({} thread{plural})", self.verify, self.threads)?;
         writeln!(f, "seconds   {:.3}", self.seconds)?;
         write!(
             f,
