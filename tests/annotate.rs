@@ -171,12 +171,23 @@ fn sigint_closes_the_file_cleanly() {
     assert!(status.success());
     let output = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&output.stdout);
+    let (code, inspected, err) = kibitz(&["inspect", s(&out)]);
     if output.status.code() == Some(130) {
         assert!(stdout.contains("continue with --resume"), "{stdout}");
+        // Whole blocks, every checksum good, and no end marker: inspect
+        // says the file is incomplete (exit 1) instead of passing it off
+        // as a finished run.
+        assert_eq!(code, 1, "{err}");
+        assert!(inspected.contains("every checksum verified; NO END MARKER"), "{inspected}");
+        assert!(err.contains("incomplete: no end marker"), "{err}");
+        annotate(&[s(&input), "-o", s(&out), "--depth", "7", "--block-games", "16", "--resume"]);
     }
-    // Whatever the moment, the file is whole: inspect verifies every block.
     let (code, _, err) = kibitz(&["inspect", s(&out)]);
     assert_eq!(code, 0, "{err}");
+    let resumed = std::fs::read(&out).unwrap();
+    let whole = dir.path("whole.kbz");
+    annotate(&[s(&input), "-o", s(&whole), "--depth", "7", "--block-games", "16"]);
+    assert_eq!(resumed, std::fs::read(&whole).unwrap());
 }
 
 #[test]

@@ -19,7 +19,7 @@ const SANS: [&str; 12] = [
 
 /// Reads text as a FEN; if accepted, the position must be consistent and
 /// its moves must play and unplay.
-fn exercise_fen(bytes: &[u8]) {
+pub(crate) fn exercise_fen(bytes: &[u8]) {
     for drop in [false, true] {
         let options = FenOptions { drop_invalid_castling: drop, ..FenOptions::default() };
         if let Ok(mut pos) = Position::from_fen_with(bytes, options) {
@@ -43,7 +43,7 @@ fn exercise_fen(bytes: &[u8]) {
     }
 }
 
-fn exercise_san(bytes: &[u8]) {
+pub(crate) fn exercise_san(bytes: &[u8]) {
     let _ = San::parse(bytes);
     for fen in FENS {
         let pos = Position::from_fen(fen).unwrap();

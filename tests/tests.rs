@@ -5,6 +5,8 @@
 mod annotate;
 mod cli;
 mod differential;
+mod faults;
+mod fuzz;
 mod keys;
 mod perft;
 mod playout;

@@ -93,6 +93,10 @@ pub struct AnnotateArgs {
     /// Write at most this many labelled positions.
     #[arg(long)]
     max_positions: Option<u64>,
+    /// Read at most this many bytes of text from each input (whole games
+    /// only): a bound for endless inputs such as a device or a pipe.
+    #[arg(long, value_name = "BYTES")]
+    max_bytes: Option<u64>,
     /// Take only the games whose index modulo N is K (K/N, 0-based).
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
@@ -196,6 +200,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         dedup: args.dedup,
         max_games: args.max_games.unwrap_or(0),
         max_positions: args.max_positions.unwrap_or(0),
+        max_bytes: args.max_bytes.unwrap_or(0),
         shard,
         engine: engine_id,
         block_games: args.block_games,
@@ -252,6 +257,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         chunk: ChunkConfig {
             frame_window: threads.max(2),
             target: if searching { 4 << 10 } else { 256 << 10 },
+            max_text: args.max_bytes.unwrap_or(u64::MAX),
             ..ChunkConfig::default()
         },
         count_games: true,
@@ -268,6 +274,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let mut stats = AnnotateStats::default();
     let mut failure: Option<anyhow::Error> = None;
     let mut done_bytes = 0u64;
+    let mut input_errors = 0u64;
     let mut dropped = 0u64;
     let max_games = options.max_games;
 
@@ -314,6 +321,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                     }
                 }
                 Event::Error { file, offset, message } => {
+                    input_errors += 1;
                     let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
                     bar.suspend(|| {
                         eprintln!("kibitz: {}{at}: {message}", display_name(&args.inputs[file]))
@@ -336,8 +344,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     if !was_interrupted && let Some(block) = builder.take() {
         writer.write_block(&block).with_context(|| format!("writing {}", args.output.display()))?;
     }
-    let bytes_written = writer.written();
-    writer.finish()?;
+    let bytes_written =
+        if was_interrupted { writer.close_incomplete()? } else { writer.finish()? };
     stats.skipped_duplicate += dropped;
     stats.labelled = builder.labels_written;
     let seconds = start.elapsed().as_secs_f64();
@@ -401,5 +409,14 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    Ok(if was_interrupted { ExitCode::from(130) } else { ExitCode::SUCCESS })
+    // 130: interrupted (the file is complete up to its last block; resume);
+    // 1: an input could not be read whole (the file holds everything that
+    // could be read, and is complete and valid).
+    Ok(if was_interrupted {
+        ExitCode::from(130)
+    } else if input_errors > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

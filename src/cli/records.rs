@@ -127,12 +127,19 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
         for i in &h.inputs {
             writeln!(out, "input     {} ({} bytes)", i.name, i.size)?;
         }
-        writeln!(out, "blocks    {blocks}, every checksum verified")?;
-        writeln!(
-            out,
-            "games     {games} (indices {:?} to {:?}), {moves} moves, {chains_checked} chains replayed",
-            first_game, last_game
-        )?;
+        let end = if reader.is_complete() {
+            "end marker present, its counts match"
+        } else if corrupt.is_some() {
+            "reading stopped at a corrupt block"
+        } else {
+            "NO END MARKER: incomplete (interrupted run; continue with --resume)"
+        };
+        writeln!(out, "blocks    {blocks}, every checksum verified; {end}")?;
+        let range = match (first_game, last_game) {
+            (Some(a), Some(b)) => format!(" (input game indices {a} to {b})"),
+            _ => String::new(),
+        };
+        writeln!(out, "games     {games}{range}, {moves} moves, {chains_checked} chains replayed")?;
         writeln!(
             out,
             "positions {labels} labelled ({mates} mate scores), {:.2} bytes each",
@@ -146,6 +153,10 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
     }
     if let Some(e) = corrupt {
         eprintln!("kibitz: {e}");
+        return Ok(ExitCode::from(1));
+    }
+    if !reader.is_complete() {
+        eprintln!("kibitz: {}", reader.incomplete_message());
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
@@ -201,6 +212,11 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
         eprintln!("kibitz: {e}");
         return Ok(ExitCode::from(1));
     }
+    if !reader.is_complete() {
+        // What the file holds was exported; say that it is not all.
+        eprintln!("kibitz: {}", reader.incomplete_message());
+        return Ok(ExitCode::from(1));
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -245,7 +261,24 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     }
     let mut header = first.clone();
     header.options.shard = (0, 1);
-    let mut writer = KbzWriter::create(&args.output, &header, args.force)?;
+    let writer = KbzWriter::create(&args.output, &header, args.force)?;
+    // A merge that fails leaves nothing behind: it is cheap to run again,
+    // and a partial merge must not be mistaken for the run's output.
+    match merge_into(&args, &mut readers, &header, writer) {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            let _ = std::fs::remove_file(&args.output);
+            Err(e.context(format!("merge failed; {} removed", args.output.display())))
+        }
+    }
+}
+
+fn merge_into(
+    args: &MergeArgs,
+    readers: &mut [KbzReader],
+    header: &crate::record::format::Header,
+    mut writer: KbzWriter,
+) -> Result<()> {
     // A k-way merge by game index; each shard is in index order.
     let mut pending: Vec<std::collections::VecDeque<GameRecord>> =
         vec![Default::default(); readers.len()];
@@ -298,6 +331,11 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     if !block.is_empty() {
         writer.write_block(&Block::from_games(&block))?;
     }
+    for (r, f) in readers.iter().zip(&args.files) {
+        if !r.is_complete() {
+            bail!("{} is incomplete (no end marker): finish that shard first", f.display());
+        }
+    }
     writer.finish()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }

@@ -38,6 +38,10 @@ pub struct ReplayArgs {
     /// Read the inputs as this format instead of sniffing it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
+    /// Read at most this many bytes of text from each input (whole games
+    /// only): a bound for endless inputs such as a device or a pipe.
+    #[arg(long, value_name = "BYTES")]
+    max_bytes: Option<u64>,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -113,7 +117,11 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         threads,
         // Decode as many zstd frames at once as there are threads: more
         // only holds more decoded text in memory.
-        chunk: ChunkConfig { frame_window: threads.max(2), ..ChunkConfig::default() },
+        chunk: ChunkConfig {
+            frame_window: threads.max(2),
+            max_text: args.max_bytes.unwrap_or(u64::MAX),
+            ..ChunkConfig::default()
+        },
         count_games: false,
     };
     let options =
@@ -247,8 +255,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     } else {
         writeln!(stdout, "{summary}")?;
     }
+    // 2: --strict and a game was rejected; 1: an input could not be read
+    // whole (missing, binary, broken compression, cut short); the summary
+    // covers everything that could be read either way.
     Ok(if args.strict && summary.rejected_games > 0 {
         ExitCode::from(2)
+    } else if summary.input_errors > 0 {
+        ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
     })

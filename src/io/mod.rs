@@ -2,5 +2,6 @@
 //! and the PGN and EPD readers.
 
 pub mod epd;
+pub mod mapguard;
 pub mod pgn;
 pub mod source;

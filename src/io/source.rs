@@ -26,6 +26,8 @@ use std::{
 };
 
 use memmap2::{Advice, Mmap};
+
+use crate::io::mapguard::GuardedMap;
 use rayon::prelude::*;
 
 /// The text format of an input.
@@ -78,6 +80,22 @@ pub fn sniff_format(text: &[u8]) -> Format {
     if looks_like_fen { Format::Epd } else { Format::Pgn }
 }
 
+/// Whether the start of an input is binary: PGN and EPD text holds no NUL
+/// bytes, so more than 1% of them in the first 64 KiB means binary data
+/// (or UTF-16 text), refused at once instead of being scanned for games
+/// that are not there (`/dev/zero` would otherwise be read for ever). A
+/// stray NUL in a text file is left to the parser (one bad game). Returns
+/// the NUL count and the bytes looked at.
+pub fn binary_at(text: &[u8]) -> Option<(usize, usize)> {
+    let head = &text[..text.len().min(1 << 16)];
+    let nuls = memchr::memchr_iter(0, head).count();
+    (nuls > 0 && nuls * 100 > head.len()).then_some((nuls, head.len()))
+}
+
+fn binary_message((nuls, len): (usize, usize)) -> String {
+    format!("binary data, not PGN or EPD text ({nuls} NUL bytes in the first {len}): input skipped")
+}
+
 /// Chunking parameters.
 #[derive(Clone, Copy, Debug)]
 pub struct ChunkConfig {
@@ -86,13 +104,16 @@ pub struct ChunkConfig {
     /// The largest game (or EPD line) kept whole; a longer one is skipped
     /// with an error.
     pub max_game: usize,
+    /// Stop each input after this many bytes of text (whole games only):
+    /// `--max-bytes`, a bound for endless inputs such as a device or a pipe.
+    pub max_text: u64,
     /// Zstd frames decoded at once when a file has several.
     pub frame_window: usize,
 }
 
 impl Default for ChunkConfig {
     fn default() -> ChunkConfig {
-        ChunkConfig { target: 1 << 20, max_game: 256 << 20, frame_window: 8 }
+        ChunkConfig { target: 1 << 20, max_game: 256 << 20, frame_window: 8, max_text: u64::MAX }
     }
 }
 
@@ -100,7 +121,7 @@ impl Default for ChunkConfig {
 #[derive(Clone, Debug)]
 pub enum ChunkData {
     /// A range of a memory-mapped plain file.
-    Mapped(Arc<Mmap>, Range<usize>),
+    Mapped(Arc<GuardedMap>, Range<usize>),
     /// Decompressed or read bytes.
     Owned(Vec<u8>),
 }
@@ -116,6 +137,15 @@ impl Deref for ChunkData {
 }
 
 impl ChunkData {
+    /// For a mapped chunk whose file was truncated into or before the
+    /// chunk's range (so pages of it read as zeros): the file's size now.
+    pub fn cut_short(&self) -> Option<u64> {
+        match self {
+            ChunkData::Mapped(map, range) => map.shrunk().filter(|&now| now < range.end as u64),
+            ChunkData::Owned(_) => None,
+        }
+    }
+
     /// Tells the kernel the pages of a mapped chunk will not be read again,
     /// so a long run over a large file keeps a small resident set.
     pub fn release(&self) {
@@ -307,11 +337,12 @@ impl InputReader<'_, '_> {
             return;
         }
         if meta.is_file() && meta.len() > 0 {
-            // Safety: the map is read-only. Another process truncating the
-            // file while it is mapped would make reads past the new end fault
-            // (SIGBUS); that is the documented risk of mapping, shared with
-            // every mmap-based reader (ripgrep's `--mmap`).
-            match unsafe { Mmap::map(&handle) } {
+            // Safety: the map is read-only and read as plain bytes. Another
+            // process truncating the file while it is mapped would make reads
+            // past the new end fault (SIGBUS); the guard turns those pages
+            // into zeros and the reader reports the file as cut short.
+            let mapped = handle.try_clone().and_then(|h| unsafe { GuardedMap::map(h) });
+            match mapped {
                 Ok(map) => {
                     let _ = map.advise(Advice::Sequential);
                     let (bytes_in, bytes_out) = self.mapped(Arc::new(map), format);
@@ -331,27 +362,63 @@ impl InputReader<'_, '_> {
     }
 
     /// A mapped regular file: returns (bytes in, bytes out).
-    fn mapped(&mut self, map: Arc<Mmap>, format: Option<Format>) -> (u64, u64) {
+    fn mapped(&mut self, map: Arc<GuardedMap>, format: Option<Format>) -> (u64, u64) {
+        let out = self.mapped_inner(&map, format);
+        let was = map.len();
+        if let Some(now) = map.shrunk() {
+            self.error(
+                Some(now),
+                format!(
+                    "the file shrank from {was} to {now} bytes while being read: \
+                     nothing past byte {now} was read"
+                ),
+            );
+        } else if let Some(now) = map.grown() {
+            self.error(
+                Some(was as u64),
+                format!(
+                    "the file grew from {was} to {now} bytes while being read: \
+                     only the first {was} bytes were read"
+                ),
+            );
+        }
+        out
+    }
+
+    fn mapped_inner(&mut self, map: &Arc<GuardedMap>, format: Option<Format>) -> (u64, u64) {
         let file = self.file;
         let size = map.len() as u64;
-        let compression = Compression::detect(&map);
+        let compression = Compression::detect(map);
         match compression {
             Compression::Plain => {
                 let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
                 self.send(InputEvent::Start { file, size: Some(size), compression, format });
+                if let Some(at) = binary_at(map) {
+                    self.error(Some(0), binary_message(at));
+                    return (size, 0);
+                }
                 let mut start = 0;
-                let len = map.len();
+                let mut len = map.len();
+                let max = self.config.max_text;
+                if (len as u64) > max {
+                    // Whole games (or lines) within the first `max` bytes.
+                    len = rfind_boundary(map, max as usize, format).unwrap_or(0);
+                }
                 while start < len && !self.stopped {
+                    if map.shrunk().is_some() {
+                        // Cut short underneath us: the rest reads as zeros.
+                        break;
+                    }
                     let mut end = if len - start <= self.config.target {
                         len
                     } else {
-                        find_boundary(&map, start + self.config.target, format).unwrap_or(len)
+                        find_boundary(map, start + self.config.target, format).unwrap_or(len)
                     };
                     if end - start > self.config.max_game + self.config.target {
                         // No boundary for a long stretch: one huge game.
                         // Skip it whole; the next chunk starts at the next
                         // boundary.
-                        let skip_to = find_boundary(&map, start + 1, format).unwrap_or(len);
+                        let skip_to = find_boundary(map, start + 1, format).unwrap_or(len);
                         self.error(
                             Some(start as u64),
                             format!(
@@ -376,18 +443,20 @@ impl InputReader<'_, '_> {
                     }));
                     start = end;
                 }
-                (size, size)
+                if len < map.len() && !self.stopped {
+                    self.error(Some(len as u64), max_bytes_message(max));
+                }
+                (size, len as u64)
             }
             Compression::Zstd => {
-                let frames = zstd_frames(&map);
+                let frames = zstd_frames(map);
                 let data_frames =
                     frames.iter().filter(|r| !is_skippable(&map[(*r).clone()])).count();
                 if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
-                    self.zstd_frames(&map, &frames, format)
+                    self.zstd_frames(map, &frames, format)
                 } else {
                     let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-                    let counting =
-                        MappedReader { map: &map, pos: 0, released: 0, count: count.clone() };
+                    let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
                     match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(
                         1 << 17,
                         counting,
@@ -406,8 +475,7 @@ impl InputReader<'_, '_> {
             }
             Compression::Gzip => {
                 let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-                let counting =
-                    MappedReader { map: &map, pos: 0, released: 0, count: count.clone() };
+                let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
                 let decoder =
                     flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 17, counting));
                 let out = self.split_stream(decoder, Some(size), compression, format, &count);
@@ -495,12 +563,15 @@ impl InputReader<'_, '_> {
             if let Some((size, compression, format)) = pending_start.take() {
                 let format = format.unwrap_or_else(|| sniff_format(data));
                 self.send(InputEvent::Start { file, size, compression, format });
+                if let Some(at) = binary_at(data) {
+                    self.error(Some(0), binary_message(at));
+                    return 0;
+                }
                 splitter = Some(Splitter::new(format, self.config));
             }
-            if let Some(s) = splitter.as_mut() {
-                s.buf.extend_from_slice(data);
+            if !self.push_text(&mut splitter, data, count) {
+                break;
             }
-            self.drain_splitter(&mut splitter, count, false);
         }
         if let Some((size, compression, format)) = pending_start.take() {
             // Empty input.
@@ -551,6 +622,31 @@ impl InputReader<'_, '_> {
                 break;
             }
         }
+    }
+
+    /// Adds decoded text to the splitter and sends the chunks it makes.
+    /// Returns `false` when `--max-bytes` is reached: the games that fit are
+    /// sent, the one cut by the limit is dropped, and the input stops.
+    fn push_text(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        data: &[u8],
+        count: &std::sync::atomic::AtomicU64,
+    ) -> bool {
+        let Some(s) = splitter.as_mut() else { return true };
+        let max = self.config.max_text;
+        let room = max.saturating_sub(s.offset + s.buf.len() as u64);
+        if data.len() as u64 <= room {
+            s.buf.extend_from_slice(data);
+            self.drain_splitter(splitter, count, false);
+            return true;
+        }
+        s.buf.extend_from_slice(&data[..room as usize]);
+        let keep = rfind_boundary(&s.buf, s.buf.len(), s.format).unwrap_or(0);
+        s.buf.truncate(keep);
+        self.flush_splitter(splitter, count);
+        self.error(Some(max), max_bytes_message(max));
+        false
     }
 
     fn flush_splitter(
@@ -612,12 +708,16 @@ impl InputReader<'_, '_> {
                                 compression: Compression::Zstd,
                                 format,
                             });
+                            if let Some(at) = binary_at(&text) {
+                                self.error(Some(0), binary_message(at));
+                                return (range.end as u64, 0);
+                            }
                             splitter = Some(Splitter::new(format, self.config));
                         }
-                        if let Some(s) = splitter.as_mut() {
-                            s.buf.extend_from_slice(&text);
+                        if !self.push_text(&mut splitter, &text, &count) {
+                            let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                            return (range.end as u64, out);
                         }
-                        self.drain_splitter(&mut splitter, &count, false);
                     }
                     Err(e) => {
                         self.flush_splitter(&mut splitter, &count);
@@ -642,6 +742,10 @@ impl InputReader<'_, '_> {
         self.flush_splitter(&mut splitter, &count);
         (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
     }
+}
+
+fn max_bytes_message(max: u64) -> String {
+    format!("stopped after {max} bytes of text (--max-bytes): the rest of the input is not read")
 }
 
 fn compression_name(c: Compression) -> &'static str {
@@ -852,7 +956,8 @@ impl Splitter {
         if self.buf.len() > self.config.max_game {
             // No boundary after the target: whole games before the giant one
             // go out first, then the giant one is skipped.
-            if let Some(b) = rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0)
+            if let Some(b) =
+                rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0)
             {
                 let offset = self.offset;
                 return SplitResult::Chunk(offset, self.take(b));
@@ -975,7 +1080,7 @@ mod tests {
         for _ in 0..1000 {
             text.extend_from_slice(game);
         }
-        let config = ChunkConfig { target: 1000, max_game: 1 << 20, frame_window: 2 };
+        let config = ChunkConfig { target: 1000, max_game: 1 << 20, ..ChunkConfig::default() };
         // Reads smaller and much larger than the target: chunks stay near
         // the target either way (a decoder hands over 256 KiB at a time).
         for read_size in [777, 100_000] {

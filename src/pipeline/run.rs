@@ -146,7 +146,12 @@ where
                         }
                         let result = work(&mut state, &chunk);
                         chunk.data.release();
-                        chunk_event(&chunk, result)
+                        let cut = cut_short(&chunk);
+                        go_on = on_event(chunk_event(&chunk, result));
+                        if go_on && let Some(cut) = cut {
+                            go_on = on_event(cut);
+                        }
+                        return go_on;
                     }
                     other => pass_through(other),
                 };
@@ -164,7 +169,7 @@ where
         let _ = permit_tx.send(());
     }
     let (job_tx, job_rx) = bounded::<(u64, InputEvent)>(in_flight);
-    let (result_tx, result_rx) = bounded::<(u64, Event<R>)>(in_flight);
+    let (result_tx, result_rx) = bounded::<(u64, Outcome<R>)>(in_flight);
 
     std::thread::scope(|scope| {
         // Reader.
@@ -205,15 +210,15 @@ where
             scope.spawn(move || {
                 let mut state = init();
                 for (seq, event) in job_rx {
-                    let event = match event {
+                    let outcome = match event {
                         InputEvent::Chunk(chunk) => {
                             let result = work(&mut state, &chunk);
                             chunk.data.release();
-                            chunk_event(&chunk, result)
+                            (chunk_event(&chunk, result), cut_short(&chunk))
                         }
-                        other => pass_through(other),
+                        other => (pass_through(other), None),
                     };
-                    if result_tx.send((seq, event)).is_err() {
+                    if result_tx.send((seq, outcome)).is_err() {
                         break;
                     }
                 }
@@ -224,16 +229,17 @@ where
 
         // The caller's side: restore input order.
         let mut permits = Some(permit_tx);
-        let mut pending: BTreeMap<u64, Event<R>> = BTreeMap::new();
+        let mut pending: BTreeMap<u64, Outcome<R>> = BTreeMap::new();
         let mut next = 0u64;
-        for (seq, event) in result_rx.iter() {
+        for (seq, outcome) in result_rx.iter() {
             if permits.is_none() {
                 continue; // Stopped: drain so the workers can finish.
             }
-            pending.insert(seq, event);
-            while let Some(event) = pending.remove(&next) {
+            pending.insert(seq, outcome);
+            while let Some((event, cut)) = pending.remove(&next) {
                 next += 1;
-                if !on_event(event) {
+                let go_on = on_event(event) && cut.is_none_or(&mut on_event);
+                if !go_on {
                     stop.store(true, Ordering::Relaxed);
                     // Dropping the permits wakes a reader waiting for one.
                     permits = None;
@@ -246,6 +252,25 @@ where
             }
         }
     });
+}
+
+/// A chunk's event, and an error if its file was cut short under it.
+type Outcome<R> = (Event<R>, Option<Event<R>>);
+
+/// The error for a mapped chunk whose file was truncated while it was
+/// processed: pages past the new end read as zeros, so its games after
+/// that byte are not what the file held.
+fn cut_short<R>(chunk: &Chunk) -> Option<Event<R>> {
+    let now = chunk.data.cut_short()?;
+    Some(Event::Error {
+        file: chunk.file,
+        offset: Some(now),
+        message: format!(
+            "the file was cut to {now} bytes while the chunk at byte {} was read: \
+             its games past byte {now} are not valid",
+            chunk.offset
+        ),
+    })
 }
 
 fn chunk_event<R>(chunk: &Chunk, result: R) -> Event<R> {

@@ -7,6 +7,11 @@
 //! frame's structure and zstd checksum and names a bad frame by its byte
 //! offset. Resuming keeps the complete frames, truncates the rest, and
 //! continues after the last game written.
+//!
+//! A run that completes ends the file with an end marker (a zstd skippable
+//! frame holding the block, game and label counts), so a file cut short at a
+//! block boundary (a kill, a full disk) is never taken for a complete one:
+//! readers report a file without it as incomplete.
 
 use std::{
     fmt,
@@ -22,6 +27,68 @@ use crate::{
 
 /// zstd level of every frame (fixed: the same input gives the same bytes).
 pub const ZSTD_LEVEL: i32 = 19;
+
+/// Magic of the end marker: a zstd skippable frame (RFC 8878 allows
+/// 0x184D2A50 to 0x184D2A5F), which `zstd -t` and zstd readers skip.
+pub const TRAILER_MAGIC: u32 = 0x184d_2a5b;
+const TRAILER_TAG: [u8; 8] = *b"KBZEND\0\x01";
+const TRAILER_PAYLOAD: usize = 8 + 3 * 8 + 8;
+
+/// What the end marker says the file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct Trailer {
+    /// Block frames.
+    pub blocks: u64,
+    /// Games.
+    pub games: u64,
+    /// Labelled positions.
+    pub labels: u64,
+}
+
+fn fnv64(bytes: &[u8]) -> u64 {
+    bytes
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3))
+}
+
+impl Trailer {
+    /// The frame: magic, payload size, then the tag, the three counts and an
+    /// FNV-1a checksum of the tag and counts, all little-endian.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut payload = Vec::with_capacity(TRAILER_PAYLOAD);
+        payload.extend_from_slice(&TRAILER_TAG);
+        for n in [self.blocks, self.games, self.labels] {
+            payload.extend_from_slice(&n.to_le_bytes());
+        }
+        let sum = fnv64(&payload);
+        payload.extend_from_slice(&sum.to_le_bytes());
+        let mut frame = Vec::with_capacity(8 + TRAILER_PAYLOAD);
+        frame.extend_from_slice(&TRAILER_MAGIC.to_le_bytes());
+        frame.extend_from_slice(&(TRAILER_PAYLOAD as u32).to_le_bytes());
+        frame.extend_from_slice(&payload);
+        frame
+    }
+
+    /// Reads an end marker frame; `None` if the bytes are not one.
+    pub fn decode(frame: &[u8]) -> Option<Trailer> {
+        let u64_at = |at: usize| -> Option<u64> {
+            frame.get(at..at + 8).map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+        };
+        if frame.len() != 8 + TRAILER_PAYLOAD
+            || frame[..4] != TRAILER_MAGIC.to_le_bytes()
+            || frame[4..8] != (TRAILER_PAYLOAD as u32).to_le_bytes()
+            || frame[8..16] != TRAILER_TAG
+            || fnv64(&frame[8..40]) != u64_at(40)?
+        {
+            return None;
+        }
+        Some(Trailer { blocks: u64_at(16)?, games: u64_at(24)?, labels: u64_at(32)? })
+    }
+}
+
+fn is_trailer_frame(frame: &[u8]) -> bool {
+    frame.len() >= 4 && frame[..4] == TRAILER_MAGIC.to_le_bytes()
+}
 
 /// A problem with a `.kbz` file, located by byte offset.
 #[derive(Debug)]
@@ -74,11 +141,13 @@ pub type BlockRead = (u64, u64, Vec<GameRecord>);
 /// reading position are released, so any size reads in bounded memory).
 pub struct KbzReader {
     path: PathBuf,
-    data: memmap2::Mmap,
+    data: crate::io::mapguard::GuardedMap,
     released: usize,
     /// The header.
     pub header: Header,
     pos: usize,
+    trailer: Option<Trailer>,
+    read: Trailer,
 }
 
 impl KbzReader {
@@ -97,10 +166,12 @@ impl KbzReader {
         if meta.len() == 0 {
             return Err(err(0, "empty file".into()));
         }
-        // Safety: a read-only map of a regular file; the usual caveat of
-        // mapping applies if another process truncates it meanwhile.
-        let data =
-            unsafe { memmap2::Mmap::map(&file) }.map_err(|e| err(0, format!("cannot map: {e}")))?;
+        // Safety: a read-only map of a regular file, read as plain bytes; if
+        // another process truncates it meanwhile, the guard makes the lost
+        // pages read as zeros (their frames then fail their checksums) and
+        // the error says the file shrank.
+        let data = unsafe { crate::io::mapguard::GuardedMap::map(file) }
+            .map_err(|e| err(0, format!("cannot map: {e}")))?;
         let _ = data.advise(memmap2::Advice::Sequential);
         let end =
             zstd_frame_end(&data, 0).ok_or_else(|| err(0, "no complete header frame".into()))?;
@@ -119,7 +190,43 @@ impl KbzReader {
                 ),
             ));
         }
-        Ok(KbzReader { path: path.to_path_buf(), data, released: 0, header, pos: end })
+        Ok(KbzReader {
+            path: path.to_path_buf(),
+            data,
+            released: 0,
+            header,
+            pos: end,
+            trailer: None,
+            read: Trailer::default(),
+        })
+    }
+
+    /// Why a frame may have failed: the file was truncated underneath.
+    fn shrunk_note(&self) -> String {
+        match self.data.shrunk() {
+            Some(now) => format!(
+                " (the file shrank from {} to {now} bytes while being read)",
+                self.data.len()
+            ),
+            None => String::new(),
+        }
+    }
+
+    /// Whether the file ended with a valid end marker whose counts match
+    /// what was read: known once `next_block` has returned `None`.
+    pub fn is_complete(&self) -> bool {
+        self.trailer.is_some()
+    }
+
+    /// The message for a file read to its end without an end marker.
+    pub fn incomplete_message(&self) -> String {
+        format!(
+            "{}: incomplete: no end marker after its {} blocks ({} games); the run that wrote it \
+             was interrupted or failed: continue it with `kibitz annotate --resume`",
+            self.path.display(),
+            self.read.blocks,
+            self.read.games
+        )
     }
 
     /// The file's size.
@@ -145,10 +252,38 @@ impl KbzReader {
             return Some(Err(RecordError {
                 path: self.path.clone(),
                 offset,
-                message: "incomplete or malformed frame (a block cut short)".into(),
+                message: format!(
+                    "incomplete or malformed frame (a block cut short){}",
+                    self.shrunk_note()
+                ),
             }));
         };
         let frame = &self.data[self.pos..end];
+        if is_trailer_frame(frame) {
+            self.pos = self.data.len();
+            let error = |message: String| {
+                Some(Err(RecordError { path: self.path.clone(), offset, message }))
+            };
+            return match Trailer::decode(frame) {
+                None => error("malformed end marker".into()),
+                Some(_) if end != self.data.len() => {
+                    error(format!("{} bytes after the end marker", self.data.len() - end))
+                }
+                Some(t) if t != self.read => error(format!(
+                    "the end marker counts {} blocks, {} games, {} labels; the file holds {}, {}, {}",
+                    t.blocks,
+                    t.games,
+                    t.labels,
+                    self.read.blocks,
+                    self.read.games,
+                    self.read.labels
+                )),
+                Some(t) => {
+                    self.trailer = Some(t);
+                    None
+                }
+            };
+        }
         self.pos = end;
         if self.pos - self.released > 16 << 20 {
             let release_end = self.pos / 4096 * 4096;
@@ -164,13 +299,18 @@ impl KbzReader {
             self.released = release_end;
         }
         match decode_frame::<Block>(frame).and_then(|b| b.games()) {
-            Ok(games) => Some(Ok((offset, (end as u64) - offset, games))),
+            Ok(games) => {
+                self.read.blocks += 1;
+                self.read.games += games.len() as u64;
+                self.read.labels += games.iter().map(|g| g.label_count() as u64).sum::<u64>();
+                Some(Ok((offset, (end as u64) - offset, games)))
+            }
             Err(m) => {
                 self.pos = self.data.len();
                 Some(Err(RecordError {
                     path: self.path.clone(),
                     offset,
-                    message: format!("corrupt block: {m}"),
+                    message: format!("corrupt block: {m}{}", self.shrunk_note()),
                 }))
             }
         }
@@ -182,6 +322,7 @@ pub struct KbzWriter {
     file: File,
     path: PathBuf,
     written: u64,
+    counts: Trailer,
 }
 
 impl KbzWriter {
@@ -208,7 +349,8 @@ impl KbzWriter {
                 io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
             }
         })?;
-        let mut writer = KbzWriter { file, path: path.to_path_buf(), written: 0 };
+        let mut writer =
+            KbzWriter { file, path: path.to_path_buf(), written: 0, counts: Trailer::default() };
         writer.write_frame(&encode_frame(header)?)?;
         Ok(writer)
     }
@@ -233,10 +375,14 @@ impl KbzWriter {
         let mut blocks = Vec::new();
         let mut good_end = reader.pos as u64;
         let mut dropped = None;
+        let mut counts = Trailer::default();
         while let Some(next) = reader.next_block() {
             match next {
                 Ok((offset, size, games)) => {
                     good_end = offset + size;
+                    counts.blocks += 1;
+                    counts.games += games.len() as u64;
+                    counts.labels += games.iter().map(|g| g.label_count() as u64).sum::<u64>();
                     blocks.extend(games);
                 }
                 Err(e) => {
@@ -254,16 +400,63 @@ impl KbzWriter {
         file.set_len(good_end).map_err(io_err)?;
         file.seek(SeekFrom::End(0)).map_err(io_err)?;
         file.sync_all().map_err(io_err)?;
-        Ok((KbzWriter { file, path: path.to_path_buf(), written: good_end }, blocks, dropped))
+        // A complete file loses its end marker here and gets it back when
+        // the (then empty) continuation finishes: the same bytes.
+        Ok((
+            KbzWriter { file, path: path.to_path_buf(), written: good_end, counts },
+            blocks,
+            dropped,
+        ))
     }
 
     fn write_frame(&mut self, frame: &[u8]) -> io::Result<()> {
-        self.file.write_all(frame).map_err(|e| {
-            io::Error::new(e.kind(), format!("writing {}: {e}", self.path.display()))
-        })?;
-        self.file.flush()?;
-        self.file.sync_data()?;
+        self.check_still_there()?;
+        let result = self
+            .file
+            .write_all(frame)
+            .and_then(|()| self.file.flush())
+            .and_then(|()| self.file.sync_data());
+        if let Err(e) = result {
+            // Take back a frame written in part (a full disk, a quota), so
+            // the file ends at its last complete frame.
+            let _ = self.file.set_len(self.written);
+            let _ = self.file.seek(SeekFrom::Start(self.written));
+            let _ = self.file.sync_all();
+            return Err(io::Error::new(
+                e.kind(),
+                format!(
+                    "writing {}: {e}; the file keeps its {} complete blocks ({} games) and no end \
+                     marker: continue with --resume once the cause is fixed",
+                    self.path.display(),
+                    self.counts.blocks,
+                    self.counts.games
+                ),
+            ));
+        }
         self.written += frame.len() as u64;
+        Ok(())
+    }
+
+    /// Fails if the output path no longer names the file being written (it
+    /// was removed or replaced): writing on would lose everything.
+    fn check_still_there(&self) -> io::Result<()> {
+        use std::os::unix::fs::MetadataExt;
+        let ours = self.file.metadata()?;
+        let gone = match std::fs::metadata(&self.path) {
+            Ok(now) => now.dev() != ours.dev() || now.ino() != ours.ino(),
+            Err(_) => true,
+        };
+        if gone {
+            return Err(io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "{} was removed or replaced while being written: the {} blocks written to it \
+                     are lost; stopping",
+                    self.path.display(),
+                    self.counts.blocks
+                ),
+            ));
+        }
         Ok(())
     }
 
@@ -271,6 +464,9 @@ impl KbzWriter {
     pub fn write_block(&mut self, block: &Block) -> io::Result<u64> {
         let frame = encode_frame(block)?;
         self.write_frame(&frame)?;
+        self.counts.blocks += 1;
+        self.counts.games += block.len() as u64;
+        self.counts.labels += block.label_count() as u64;
         Ok(frame.len() as u64)
     }
 
@@ -279,9 +475,22 @@ impl KbzWriter {
         self.written
     }
 
-    /// Closes the file (synced).
-    pub fn finish(self) -> io::Result<()> {
-        self.file.sync_all()
+    /// Ends a complete run: writes the end marker and syncs. Returns the
+    /// file's size.
+    pub fn finish(mut self) -> io::Result<u64> {
+        let trailer = self.counts.encode();
+        self.write_frame(&trailer)?;
+        self.file.sync_all()?;
+        Ok(self.written)
+    }
+
+    /// Closes an interrupted run without the end marker (synced): the file
+    /// holds whole blocks and reads as incomplete until resumed. Returns the
+    /// file's size.
+    pub fn close_incomplete(self) -> io::Result<u64> {
+        self.check_still_there()?;
+        self.file.sync_all()?;
+        Ok(self.written)
     }
 }
 
@@ -291,6 +500,13 @@ pub fn read_all(path: &Path) -> Result<(Header, Vec<GameRecord>), RecordError> {
     let mut games = Vec::new();
     while let Some(b) = reader.next_block() {
         games.extend(b?.2);
+    }
+    if !reader.is_complete() {
+        return Err(RecordError {
+            path: path.to_path_buf(),
+            offset: reader.len(),
+            message: reader.incomplete_message(),
+        });
     }
     Ok((reader.header.clone(), games))
 }

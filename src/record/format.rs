@@ -89,6 +89,8 @@ pub struct Options {
     pub max_games: u64,
     /// Labels written at most (0 = all).
     pub max_positions: u64,
+    /// Bytes of text read at most from each input (0 = all): `--max-bytes`.
+    pub max_bytes: u64,
     /// `(k, n)`: only games whose index modulo n is k; `(0, 1)` for all.
     pub shard: (u64, u64),
     /// An external engine's `id name`, options and limits (empty for the
@@ -320,6 +322,11 @@ impl Block {
     /// The number of games.
     pub fn len(&self) -> usize {
         self.indices.len()
+    }
+
+    /// The number of labels.
+    pub fn label_count(&self) -> usize {
+        self.score_low.len()
     }
 
     /// Whether the block has no game.

@@ -1,0 +1,587 @@
+//! Fault injection: broken, endless and changing inputs, and outputs that
+//! fail under the writer (full disk, removed file, closed pipe, signals).
+//! Every case must end with a clear message and an exit code, never a
+//! crash, a hang, or a file that passes for complete when it is not.
+//! docs/RELIABILITY.md lists each fault with the test that shows it.
+//!
+//! Tests that mount a tmpfs (a full disk, a read-only directory) need root
+//! and are `#[ignore]`d; `.ci/run` runs them.
+
+use std::{
+    io::{Read, Write},
+    path::{Path, PathBuf},
+    process::{Child, Command, Output, Stdio},
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+use crate::{
+    replay::{TempDir, sample},
+    util::Rng,
+};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kibitz"))
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Waits for a child at most `limit`, reading its output meanwhile; kills
+/// it and fails if it runs over (a hang).
+fn wait_for(child: Child, limit: Duration, what: &str) -> Output {
+    let pid = child.id() as libc::pid_t;
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait_with_output());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(out) => out.unwrap(),
+        Err(_) => {
+            // Safety: kill(2) on our own child.
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+            panic!("{what}: still running after {limit:?} (a hang)");
+        }
+    }
+}
+
+fn run(args: &[&str], limit: Duration) -> (i32, String, String) {
+    let child = bin()
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = wait_for(child, limit, &args.join(" "));
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn replay_json(args: &[&str]) -> (i32, Value, String) {
+    let mut all = vec!["replay", "--json", "--quiet"];
+    all.extend_from_slice(args);
+    let (code, out, err) = run(&all, Duration::from_secs(60));
+    let v = serde_json::from_str(&out).unwrap_or_else(|e| panic!("bad json ({e}): {out} {err}"));
+    (code, v, err)
+}
+
+fn games(v: &Value) -> u64 {
+    v["games"].as_u64().unwrap()
+}
+
+/// The sample's games, one string each.
+fn sample_games() -> Vec<Vec<u8>> {
+    let text = std::fs::read(sample()).unwrap();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 1;
+    while i < text.len() {
+        if text[i] == b'[' && text[..i].ends_with(b"\n\n") {
+            // A new game starts after a blank line, unless the previous
+            // non-blank line is a tag (a tag section split by blank lines).
+            let prev = text[..i].trim_ascii_end();
+            let line = prev.rsplit(|&b| b == b'\n').next().unwrap_or(b"");
+            if !line.starts_with(b"[") {
+                out.push(text[start..i].to_vec());
+                start = i;
+            }
+        }
+        i += 1;
+    }
+    out.push(text[start..].to_vec());
+    out
+}
+
+// ------------------------------------------------------------------ input
+
+#[test]
+fn binary_devices_and_utf16_are_refused_at_once() {
+    let dir = TempDir::new("binary");
+    let utf16 = dir.path("utf16.pgn");
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let mut bytes = vec![0xff, 0xfe];
+    for unit in text.encode_utf16() {
+        bytes.extend_from_slice(&unit.to_le_bytes());
+    }
+    std::fs::write(&utf16, bytes).unwrap();
+    let (code, v, err) = replay_json(&["/dev/zero", s(&utf16), s(&sample())]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("/dev/zero at byte 0: binary data, not PGN or EPD text"), "{err}");
+    assert!(err.contains("utf16.pgn at byte 0: binary data"), "{err}");
+    assert_eq!(games(&v), 20, "the sample after them is read whole");
+    // annotate too: the output is complete and valid, the exit code says
+    // an input was refused.
+    let out = dir.path("zero.kbz");
+    let (code, _, err) = run(
+        &["annotate", "--quiet", "--depth", "1", "-o", s(&out), "/dev/zero", s(&sample())],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 1, "{err}");
+    let (code, inspected, err) = run(&["inspect", s(&out)], Duration::from_secs(30));
+    assert_eq!(code, 0, "{err}");
+    assert!(inspected.contains("games     20"), "{inspected}");
+}
+
+#[test]
+fn endless_stream_stops_at_max_bytes() {
+    // A writer that never stops: the same moves for ever on standard input.
+    let mut child = bin()
+        .args(["replay", "--json", "--quiet", "--max-bytes", "3000000", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let game = std::fs::read(sample()).unwrap();
+        let mut written = 0u64;
+        // Stops when kibitz closes the pipe (or after 1 GB: a failure).
+        while written < 1 << 30 {
+            if stdin.write_all(&game).is_err() {
+                return written;
+            }
+            written += game.len() as u64;
+        }
+        written
+    });
+    let out = wait_for(child, Duration::from_secs(60), "replay --max-bytes");
+    let written = writer.join().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("stopped after 3000000 bytes of text (--max-bytes)"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Whole games only: those whose text ends before byte 3,000,000 (the
+    // next game's first byte is then inside the limit).
+    let lengths: Vec<usize> = sample_games().iter().map(Vec::len).collect();
+    let mut end = 0;
+    let mut whole = 0u64;
+    for len in lengths.iter().cycle() {
+        end += len;
+        if end >= 3_000_000 {
+            break;
+        }
+        whole += 1;
+    }
+    assert_eq!(games(&v), whole, "{v}");
+    assert!(written < 1 << 30, "kibitz kept reading past --max-bytes");
+}
+
+#[test]
+fn fifo_input_is_streamed() {
+    let dir = TempDir::new("fifo");
+    let fifo = dir.path("games.fifo");
+    let name = std::ffi::CString::new(s(&fifo)).unwrap();
+    // Safety: a valid C string; mkfifo only creates a file.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+    let path = fifo.clone();
+    let writer = std::thread::spawn(move || {
+        let mut f = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        f.write_all(&std::fs::read(sample()).unwrap().repeat(3)).unwrap();
+    });
+    let (code, v, err) = replay_json(&[s(&fifo)]);
+    writer.join().unwrap();
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(games(&v), 60);
+}
+
+/// One zstd frame per game: truncating at each frame boundary leaves
+/// exactly the games of the frames before it; anywhere else inside a frame
+/// is reported (offset named) and the games before it are kept.
+#[test]
+fn truncation_at_every_frame_boundary_and_random_offsets() {
+    let dir = TempDir::new("truncate");
+    let games_text = sample_games();
+    assert_eq!(games_text.len(), 20);
+    let mut file = Vec::new();
+    let mut ends = Vec::new();
+    for g in &games_text {
+        file.extend(zstd::encode_all(&g[..], 3).unwrap());
+        ends.push(file.len());
+    }
+    let path = dir.path("cut.pgn.zst");
+    for (k, &end) in ends.iter().enumerate() {
+        std::fs::write(&path, &file[..end]).unwrap();
+        let (code, v, err) = replay_json(&[s(&path)]);
+        assert_eq!((code, games(&v)), (0, k as u64 + 1), "cut after frame {k}: {err}");
+    }
+    let mut rng = Rng::new(5);
+    for _ in 0..40 {
+        let cut = 1 + rng.below(file.len() - 1);
+        if ends.contains(&cut) {
+            continue;
+        }
+        let whole = ends.iter().filter(|&&e| e <= cut).count() as u64;
+        std::fs::write(&path, &file[..cut]).unwrap();
+        let (code, v, err) = replay_json(&[s(&path)]);
+        assert_eq!(code, 1, "cut at {cut}: {err}");
+        assert!(err.contains("cut.pgn.zst at byte"), "{err}");
+        assert_eq!(games(&v), whole, "cut at {cut}: {err}");
+    }
+    // Plain text cut anywhere: the last game is shorter or rejected, never
+    // a crash; games before it are all there.
+    let text = std::fs::read(sample()).unwrap();
+    let plain = dir.path("cut.pgn");
+    let starts: Vec<usize> = games_text
+        .iter()
+        .scan(0, |at, g| {
+            let start = *at;
+            *at += g.len();
+            Some(start)
+        })
+        .collect();
+    for _ in 0..40 {
+        let cut = rng.below(text.len());
+        std::fs::write(&plain, &text[..cut]).unwrap();
+        let (code, v, err) = replay_json(&[s(&plain)]);
+        assert_eq!(code, 0, "{err}");
+        let begun = starts.iter().filter(|&&st| st < cut).count() as u64;
+        assert!(games(&v) <= begun && games(&v) + 1 >= begun, "cut at {cut}: {v}");
+    }
+}
+
+#[test]
+fn bit_flips_in_compressed_and_plain_input() {
+    let dir = TempDir::new("flips");
+    let text = std::fs::read(sample()).unwrap();
+    // With its checksum, as the zstd tool writes by default.
+    let mut zst = zstd::stream::Encoder::new(Vec::new(), 19).unwrap();
+    zst.include_checksum(true).unwrap();
+    zst.write_all(&text).unwrap();
+    let zst = zst.finish().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&text).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut rng = Rng::new(9);
+    let path = dir.path("flipped");
+    let mut reported = 0;
+    for (name, original) in [("plain", &text), ("zst", &zst), ("gz", &gz)] {
+        for _ in 0..30 {
+            let mut bytes = original.clone();
+            let at = rng.below(bytes.len());
+            bytes[at] ^= 1 << rng.below(8);
+            std::fs::write(&path, &bytes).unwrap();
+            let (code, v, err) = replay_json(&[s(&path)]);
+            assert!(code == 0 || code == 1, "{name} flip at {at}: exit {code}: {err}");
+            // A flip can split games (a new `[` line); in gzip, whose
+            // checksum comes at the end, the damage is read before it is
+            // found (and then reported). Bounded all the same.
+            assert!(games(&v) <= 200, "{name}: {v}");
+            if code == 1 {
+                assert!(err.contains("flipped at byte"), "{err}");
+                reported += 1;
+            } else if name != "plain" {
+                // A flip in compressed data is caught by its checksum (or
+                // breaks the decoding) unless it hits a header field that
+                // does not matter.
+                assert!(games(&v) >= 1, "{name} flip at {at}: {v}");
+            }
+        }
+    }
+    assert!(reported > 0, "no flip in compressed data was reported");
+}
+
+/// Writes `n` copies of the sample to `path` (a large plain input).
+fn big_input(path: &Path, n: usize) {
+    let text = std::fs::read(sample()).unwrap();
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for _ in 0..n {
+        f.write_all(&text).unwrap();
+    }
+    f.flush().unwrap();
+}
+
+/// A mapped input truncated while it is read: no SIGBUS, the lost part is
+/// reported, and the exit code says so.
+#[test]
+fn input_truncated_while_mapped_is_reported_not_a_crash() {
+    let dir = TempDir::new("shrink");
+    let path = dir.path("big.pgn");
+    big_input(&path, 12_000); // 96 MB: a few seconds on one thread
+    let child = bin()
+        .args(["replay", "--json", "--quiet", "--threads", "1", s(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    std::fs::OpenOptions::new().write(true).open(&path).unwrap().set_len(1 << 20).unwrap();
+    let out = wait_for(child, Duration::from_secs(120), "replay of a shrinking file");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "killed by a signal? {:?} {err}", out.status);
+    assert!(err.contains("shrank from 96456000 to 1048576 bytes"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(games(&v) < 240_000, "{v}");
+}
+
+#[test]
+fn input_grown_while_mapped_is_reported() {
+    let dir = TempDir::new("grow");
+    let path = dir.path("big.pgn");
+    big_input(&path, 12_000);
+    let child = bin()
+        .args(["replay", "--json", "--quiet", "--threads", "1", s(&path)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+    f.write_all(&std::fs::read(sample()).unwrap()).unwrap();
+    drop(f);
+    let out = wait_for(child, Duration::from_secs(120), "replay of a growing file");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("grew from 96456000 to 96464038 bytes"), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(games(&v), 240_000, "the bytes mapped at the start are read whole");
+}
+
+// ----------------------------------------------------------------- output
+
+fn annotate_small(dir: &TempDir, out: &Path, extra: &[&str]) -> (i32, String, String) {
+    let mut args = vec!["annotate", "--quiet", "--depth", "1", "--block-games", "2", "-o", s(out)];
+    args.extend_from_slice(extra);
+    let input = dir.path("in.pgn");
+    if !input.exists() {
+        big_input(&input, 4);
+    }
+    let input = input.to_str().unwrap().to_string();
+    args.push(&input);
+    run(&args, Duration::from_secs(120))
+}
+
+#[test]
+fn export_to_a_full_device_fails_clearly() {
+    let dir = TempDir::new("devfull");
+    let kbz = dir.path("s.kbz");
+    assert_eq!(annotate_small(&dir, &kbz, &[]).0, 0);
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = bin()
+        .args(["export", s(&kbz), "--format", "plain"])
+        .stdout(full)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+}
+
+#[test]
+fn broken_pipe_ends_export_quietly() {
+    let dir = TempDir::new("pipe");
+    let kbz = dir.path("s.kbz");
+    assert_eq!(annotate_small(&dir, &kbz, &[]).0, 0);
+    let mut child = bin()
+        .args(["export", s(&kbz), "--format", "plain"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Read one line, then close the pipe: `kibitz export | head -1`.
+    let mut stdout = child.stdout.take().unwrap();
+    let mut first = [0u8; 64];
+    stdout.read_exact(&mut first).unwrap();
+    drop(stdout);
+    let out = wait_for(child, Duration::from_secs(30), "export into a closed pipe");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.is_empty(), "no message for a reader that stopped reading: {err}");
+}
+
+#[test]
+fn output_removed_mid_run_is_an_error() {
+    let dir = TempDir::new("removed");
+    let input = dir.path("big.pgn");
+    big_input(&input, 30);
+    let out = dir.path("gone.kbz");
+    let child = bin()
+        .args(["annotate", "--quiet", "--depth", "6", "--block-games", "4", "--threads", "1"])
+        .args(["-o", s(&out), s(&input)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = Instant::now();
+    while std::fs::metadata(&out).map_or(0, |m| m.len()) < 400 {
+        assert!(start.elapsed() < Duration::from_secs(60), "no block written");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::remove_file(&out).unwrap();
+    let result = wait_for(child, Duration::from_secs(300), "annotate with its output removed");
+    let err = String::from_utf8_lossy(&result.stderr);
+    assert_eq!(result.status.code(), Some(1), "{err}");
+    assert!(err.contains("was removed or replaced while being written"), "{err}");
+}
+
+#[test]
+fn sigterm_closes_cleanly_and_resume_completes() {
+    let dir = TempDir::new("sigterm");
+    let input = dir.path("big.pgn");
+    big_input(&input, 12);
+    let out = dir.path("t.kbz");
+    let args = ["annotate", "--quiet", "--depth", "7", "--block-games", "16"];
+    let child = bin()
+        .args(args)
+        .args(["-o", s(&out), s(&input)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    // Safety: kill(2) on our own child's pid.
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let result = wait_for(child, Duration::from_secs(60), "annotate after SIGTERM");
+    assert_eq!(result.status.code(), Some(130), "finished before the signal? {:?}", result.status);
+    let (code, _, err) = run(&["inspect", s(&out)], Duration::from_secs(30));
+    assert_eq!(code, 1, "an interrupted file must read as incomplete: {err}");
+    assert!(err.contains("incomplete: no end marker"), "{err}");
+    let (code, _, err) = run(
+        &[&args[..], &["--resume", "-o", s(&out), s(&input)]].concat(),
+        Duration::from_secs(300),
+    );
+    assert_eq!(code, 0, "{err}");
+    let whole = dir.path("whole.kbz");
+    let (code, _, err) =
+        run(&[&args[..], &["-o", s(&whole), s(&input)]].concat(), Duration::from_secs(300));
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&whole).unwrap());
+}
+
+#[test]
+fn kbz_cut_at_every_block_boundary_reads_as_incomplete_and_resumes() {
+    let dir = TempDir::new("kbzcut");
+    let whole = dir.path("whole.kbz");
+    assert_eq!(annotate_small(&dir, &whole, &[]).0, 0);
+    let bytes = std::fs::read(&whole).unwrap();
+    // Frame ends, by the zstd frame headers.
+    let mut ends = Vec::new();
+    let mut at = 0;
+    while let Some(end) = kibitz::io::source::zstd_frame_end(&bytes, at) {
+        ends.push(end);
+        at = end;
+    }
+    assert_eq!(*ends.last().unwrap(), bytes.len());
+    assert!(ends.len() >= 10, "{} frames", ends.len());
+    let cut = dir.path("cut.kbz");
+    let mut rng = Rng::new(3);
+    // Every block boundary (not the header's end, not the file's end) and
+    // random offsets inside frames.
+    let mut points: Vec<usize> = ends[..ends.len() - 1].to_vec();
+    points.extend((0..12).map(|_| ends[0] + 1 + rng.below(bytes.len() - ends[0] - 2)));
+    for &p in &points {
+        std::fs::write(&cut, &bytes[..p]).unwrap();
+        let (code, _, err) = run(&["inspect", s(&cut)], Duration::from_secs(30));
+        assert_eq!(code, 1, "cut at {p} passed inspect");
+        assert!(
+            err.contains("incomplete: no end marker") || err.contains("cut short"),
+            "cut at {p}: {err}"
+        );
+        let (code, _, err) =
+            run(&["export", s(&cut), "--format", "plain"], Duration::from_secs(30));
+        assert_eq!(code, 1, "cut at {p}: export passed it as complete: {err}");
+        let (code, _, err) = annotate_small(&dir, &cut, &["--resume"]);
+        assert_eq!(code, 0, "resume after cut at {p}: {err}");
+        assert!(std::fs::read(&cut).unwrap() == bytes, "resume after cut at {p} differs");
+    }
+}
+
+#[test]
+fn threads_stay_bounded() {
+    let dir = TempDir::new("threads");
+    let input = dir.path("big.pgn");
+    big_input(&input, 40);
+    let out = dir.path("t.kbz");
+    let child = bin()
+        .args(["annotate", "--quiet", "--depth", "6", "--threads", "2", "-o", s(&out), s(&input)])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let task_dir = PathBuf::from(format!("/proc/{}/task", child.id()));
+    let mut most = 0;
+    for _ in 0..20 {
+        std::thread::sleep(Duration::from_millis(50));
+        if let Ok(entries) = std::fs::read_dir(&task_dir) {
+            most = most.max(entries.count());
+        }
+    }
+    let result = wait_for(child, Duration::from_secs(300), "annotate");
+    assert_eq!(result.status.code(), Some(0));
+    // Main, reader, two workers, the signal thread, and the zstd frame
+    // decoders' pool (one per core): bounded by the options, not the input.
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    assert!(most >= 4, "saw {most} threads: the run was not observed");
+    assert!(most <= 5 + cores, "{most} threads for --threads 2");
+}
+
+/// Runs with a filesystem that fills up: a 256 KiB tmpfs.
+#[test]
+#[ignore = "needs root: mounts a tmpfs"]
+fn disk_full_keeps_whole_blocks_and_resume_finishes() {
+    let dir = TempDir::new("diskfull");
+    let mnt = dir.path("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs", s(&mnt)])
+        .status()
+        .unwrap();
+    assert!(mounted.success(), "mount failed: this test needs root");
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    let input = dir.path("big.pgn");
+    big_input(&input, 300);
+    let out = mnt.join("full.kbz");
+    let args = ["annotate", "--quiet", "--depth", "1", "--block-games", "50", "--skip-plies", "0"];
+    let (code, _, err) =
+        run(&[&args[..], &["-o", s(&out), s(&input)]].concat(), Duration::from_secs(300));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("No space left on device"), "{err}");
+    assert!(err.contains("complete blocks"), "{err}");
+    // What is on the disk: whole blocks, no end marker.
+    let (code, inspected, err) = run(&["inspect", s(&out)], Duration::from_secs(30));
+    assert_eq!(code, 1, "{err}");
+    assert!(inspected.contains("every checksum verified; NO END MARKER"), "{inspected} {err}");
+    // Move it where there is room and resume: the same bytes as a run that
+    // never failed.
+    let roomy = dir.path("full.kbz");
+    std::fs::copy(&out, &roomy).unwrap();
+    let (code, _, err) = run(
+        &[&args[..], &["--resume", "-o", s(&roomy), s(&input)]].concat(),
+        Duration::from_secs(300),
+    );
+    assert_eq!(code, 0, "{err}");
+    let whole = dir.path("whole.kbz");
+    let (code, _, err) =
+        run(&[&args[..], &["-o", s(&whole), s(&input)]].concat(), Duration::from_secs(300));
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&roomy).unwrap() == std::fs::read(&whole).unwrap());
+}
+
+#[test]
+#[ignore = "needs root: mounts a read-only tmpfs"]
+fn read_only_output_directory_fails_clearly() {
+    let dir = TempDir::new("rodir");
+    let mnt = dir.path("ro");
+    std::fs::create_dir_all(&mnt).unwrap();
+    let mounted =
+        Command::new("mount").args(["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", s(&mnt)]).status();
+    assert!(mounted.unwrap().success(), "mount failed: this test needs root");
+    let out = mnt.join("x.kbz");
+    let (code, _, err) = annotate_small(&dir, &out, &[]);
+    let _ = Command::new("umount").arg(&mnt).status();
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot create") && err.contains("Read-only file system"), "{err}");
+}
