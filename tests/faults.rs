@@ -585,3 +585,38 @@ fn read_only_output_directory_fails_clearly() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("cannot create") && err.contains("Read-only file system"), "{err}");
 }
+
+/// A main line longer than any legal game (knights shuffled for 80,000
+/// plies): the first 65,535 plies are replayed, the game is reported as too
+/// long, and memory does not grow with the rest.
+#[test]
+fn overlong_game_is_cut_and_reported() {
+    let dir = TempDir::new("overlong");
+    let path = dir.path("long.pgn");
+    let mut text = String::from("[Event \"long\"]\n[Result \"*\"]\n\n");
+    for i in 0..20_000 {
+        text.push_str(&format!("{}. Nf3 Nf6 {}. Ng1 Ng8 ", 2 * i + 1, 2 * i + 2));
+    }
+    text.push_str("*\n\n");
+    text.push_str(&std::fs::read_to_string(sample()).unwrap());
+    std::fs::write(&path, text).unwrap();
+    let errors = dir.path("errors.jsonl");
+    let (code, v, err) = replay_json(&["--errors", s(&errors), s(&path)]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(games(&v), 21);
+    assert_eq!(v["plies"].as_u64().unwrap(), 65_535 + 943);
+    assert_eq!(v["rejected"]["too_long"], 1, "{v}");
+    let line: Value =
+        serde_json::from_str(std::fs::read_to_string(&errors).unwrap().lines().next().unwrap())
+            .unwrap();
+    assert_eq!(line["ply"], 65_536);
+    assert_eq!(line["kind"], "too_long");
+    // annotate keeps the first 65,535 plies of it and labels them quickly
+    // (no scan of the whole reversible stretch at every node).
+    let out = dir.path("long.kbz");
+    let (code, _, err) = run(
+        &["annotate", "--quiet", "--depth", "4", "-o", s(&out), s(&path)],
+        Duration::from_secs(120),
+    );
+    assert_eq!(code, 0, "{err}");
+}

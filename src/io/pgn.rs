@@ -37,6 +37,11 @@ pub enum Eval {
     Mate(i32),
 }
 
+/// The most plies of a game kept and replayed: far above the longest game
+/// the 75-move rule allows (17,697 plies), and the most a label's `u16` ply
+/// can address. A longer main line is cut here and the game reported.
+pub const MAX_GAME_PLIES: usize = 65_535;
+
 /// A move token: the SAN as pgn-reader read it, converted to ours, or a
 /// token pgn-reader accepted that is no chess move (a piece drop).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -52,6 +57,9 @@ pub enum MoveToken {
 pub struct ParsedGame {
     /// Byte offset of the game's first byte in the decompressed text.
     pub offset: u64,
+    /// The main line had more than [`MAX_GAME_PLIES`] moves: only the first
+    /// ones are kept (memory stays bounded whatever the game's length).
+    pub too_long: bool,
     /// `[Event]`.
     pub event: Vec<u8>,
     /// `[Site]`.
@@ -86,6 +94,7 @@ pub struct ParsedGame {
 
 impl ParsedGame {
     fn clear(&mut self, extra_tags: usize) {
+        self.too_long = false;
         self.event.clear();
         self.site.clear();
         self.date.clear();
@@ -217,6 +226,10 @@ impl Visitor for GameVisitor<'_> {
     }
 
     fn san(&mut self, _movetext: &mut (), san_plus: SanPlus) -> ControlFlow<()> {
+        if self.game.moves.len() >= MAX_GAME_PLIES {
+            self.game.too_long = true;
+            return ControlFlow::Continue(());
+        }
         self.game.moves.push(convert_san(&san_plus.san));
         if self.annotations {
             self.game.evals.push(None);

@@ -62,6 +62,9 @@ pub enum RejectKind {
     /// The incremental state differed from the from-scratch state (a bug in
     /// kibitz: please report it).
     VerifyFailed,
+    /// More plies than [`crate::io::pgn::MAX_GAME_PLIES`]: the first ones
+    /// were replayed, the rest were not.
+    TooLong,
 }
 
 impl RejectKind {
@@ -75,6 +78,7 @@ impl RejectKind {
             RejectKind::BadPosition => "bad_position",
             RejectKind::ParseError => "parse_error",
             RejectKind::VerifyFailed => "verify_failed",
+            RejectKind::TooLong => "too_long",
         }
     }
 }
@@ -375,6 +379,16 @@ impl Replayer {
                 push_key_line(out, pos, ply);
                 key_count += 1;
             }
+        }
+        if game.too_long && out.rejected.last().is_none_or(|r| r.local_game != local) {
+            let max = crate::io::pgn::MAX_GAME_PLIES;
+            reject(
+                out,
+                max as u32 + 1,
+                String::new(),
+                RejectKind::TooLong,
+                format!("more than {max} plies: the first {max} were replayed, the rest were not"),
+            );
         }
         if let Some(start) = start {
             for &m in made.iter().rev() {

@@ -393,8 +393,11 @@ impl Searcher {
     }
 
     fn is_draw(&self, pos: &Position, ply: usize) -> bool {
-        pos.is_repetition(ply)
-            || (pos.rule50() >= 100 && pos.is_fifty_move_draw())
+        // The 50-move rule first: past it, the repetition scan (as long as
+        // the reversible stretch, which a game of shuffled knights makes as
+        // long as the game) is not needed.
+        (pos.rule50() >= 100 && pos.is_fifty_move_draw())
+            || pos.is_repetition(ply)
             || pos.has_insufficient_material()
     }
 
