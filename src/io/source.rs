@@ -897,6 +897,9 @@ struct Splitter {
     offset: u64,
     /// Skipping an oversized game until the next boundary.
     skipping: bool,
+    /// No boundary lies between the target and here (the search resumes
+    /// here, so a long game arriving read by read is scanned once).
+    searched: usize,
 }
 
 impl Splitter {
@@ -907,6 +910,7 @@ impl Splitter {
             buf: Vec::with_capacity(config.target * 2),
             offset: 0,
             skipping: false,
+            searched: 0,
         }
     }
 
@@ -916,6 +920,7 @@ impl Splitter {
         let mut chunk = std::mem::replace(&mut self.buf, rest);
         chunk.truncate(end);
         self.offset += end as u64;
+        self.searched = 0;
         chunk
     }
 
@@ -932,6 +937,7 @@ impl Splitter {
                     let drop = self.buf.len() - keep;
                     self.buf.drain(..drop);
                     self.offset += drop as u64;
+                    self.searched = 0;
                     return SplitResult::NeedMore;
                 }
             }
@@ -942,11 +948,13 @@ impl Splitter {
         // Cut at the first game boundary after the target size, however much
         // one read brought in: a decoder hands over 256 KiB at a time, and a
         // search job wants chunks of a few games so every worker has work.
-        if self.buf.len() > self.config.target
-            && let Some(b) = find_boundary(&self.buf, self.config.target, self.format)
-        {
-            let offset = self.offset;
-            return SplitResult::Chunk(offset, self.take(b));
+        if self.buf.len() > self.config.target {
+            let from = self.searched.max(self.config.target);
+            if let Some(b) = find_boundary(&self.buf, from, self.format) {
+                let offset = self.offset;
+                return SplitResult::Chunk(offset, self.take(b));
+            }
+            self.searched = self.buf.len();
         }
         if last {
             let n = self.buf.len();
