@@ -491,6 +491,35 @@ fn kbz_cut_at_every_block_boundary_reads_as_incomplete_and_resumes() {
         assert_eq!(code, 0, "resume after cut at {p}: {err}");
         assert!(std::fs::read(&cut).unwrap() == bytes, "resume after cut at {p} differs");
     }
+    // A complete file resumed: its end marker goes and comes back.
+    std::fs::write(&cut, &bytes).unwrap();
+    let (code, _, err) = annotate_small(&dir, &cut, &["--resume"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&cut).unwrap() == bytes, "resuming a complete file changed it");
+}
+
+#[test]
+fn merge_refuses_an_incomplete_shard_and_leaves_nothing() {
+    let dir = TempDir::new("mergecut");
+    let a = dir.path("a.kbz");
+    let b = dir.path("b.kbz");
+    assert_eq!(annotate_small(&dir, &a, &["--shard", "0/2"]).0, 0);
+    assert_eq!(annotate_small(&dir, &b, &["--shard", "1/2"]).0, 0);
+    // Drop b's end marker (its last 48 bytes): an interrupted shard.
+    let bytes = std::fs::read(&b).unwrap();
+    std::fs::write(&b, &bytes[..bytes.len() - 48]).unwrap();
+    let merged = dir.path("merged.kbz");
+    let (code, _, err) = run(&["merge", s(&a), s(&b), "-o", s(&merged)], Duration::from_secs(60));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is incomplete (no end marker)"), "{err}");
+    assert!(!merged.exists(), "a failed merge left its output behind");
+    // With the shard finished, the merge goes through.
+    assert_eq!(annotate_small(&dir, &b, &["--shard", "1/2", "--resume"]).0, 0);
+    let (code, _, err) = run(&["merge", s(&a), s(&b), "-o", s(&merged)], Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    let whole = dir.path("whole.kbz");
+    assert_eq!(annotate_small(&dir, &whole, &[]).0, 0);
+    assert!(std::fs::read(&merged).unwrap() == std::fs::read(&whole).unwrap());
 }
 
 #[test]
