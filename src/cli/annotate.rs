@@ -150,6 +150,25 @@ struct Summary<'a> {
     threads: usize,
     interrupted: bool,
     resumed_from_game: u64,
+    /// CPU seconds (user + system) of kibitz itself ...
+    cpu_seconds: f64,
+    /// ... and of the engine processes it ran (`--engine`), reaped.
+    engine_cpu_seconds: f64,
+    input_errors: u64,
+}
+
+/// CPU seconds (user + system) of this process and of its reaped children.
+fn cpu_seconds() -> (f64, f64) {
+    let get = |who| {
+        // Safety: getrusage fills the struct it is given.
+        let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        if unsafe { libc::getrusage(who, &mut u) } != 0 {
+            return 0.0;
+        }
+        let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+        t(u.ru_utime) + t(u.ru_stime)
+    };
+    (get(libc::RUSAGE_SELF), get(libc::RUSAGE_CHILDREN))
 }
 
 /// Runs `kibitz annotate`.
@@ -248,6 +267,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         });
     }
 
+    let names: std::sync::Arc<[String]> =
+        args.inputs.iter().map(|p| display_name(p)).collect::<Vec<_>>().into();
     let config = PipelineConfig {
         inputs: args.inputs.clone(),
         format: args.format.map(Format::from),
@@ -289,7 +310,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     };
     run::run(
         &config,
-        || Worker::new(make_labeller(), options.clone(), resume_from),
+        || Worker::new(make_labeller(), options.clone(), resume_from, names.clone()),
         |worker, chunk| worker.chunk(chunk),
         |event| {
             if interrupted.load(Ordering::SeqCst) {
@@ -349,6 +370,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     stats.skipped_duplicate += dropped;
     stats.labelled = builder.labels_written;
     let seconds = start.elapsed().as_secs_f64();
+    // The workers are gone, so every engine has quit and been reaped.
+    let cpu = cpu_seconds();
     let summary = Summary {
         output: args.output.display().to_string(),
         header: &header,
@@ -360,6 +383,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         threads,
         interrupted: was_interrupted,
         resumed_from_game: resume_from,
+        cpu_seconds: cpu.0,
+        engine_cpu_seconds: cpu.1,
+        input_errors,
     };
     let mut out = io::stdout().lock();
     if args.json {
@@ -402,6 +428,16 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             if threads == 1 { "" } else { "s" },
             summary.positions_per_second
         )?;
+        if args.engine.is_some() {
+            let total = (cpu.0 + cpu.1).max(1e-9);
+            writeln!(
+                out,
+                "cpu       kibitz {:.2} s, engines {:.2} s: kibitz is {:.1}% of the CPU time",
+                cpu.0,
+                cpu.1,
+                100.0 * cpu.0 / total
+            )?;
+        }
         if was_interrupted {
             writeln!(
                 out,

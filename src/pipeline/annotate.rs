@@ -232,12 +232,39 @@ pub struct Worker<L: Labeller> {
     options: Options,
     resume_from: u64,
     startpos: Position,
+    /// The inputs' names, to locate failures.
+    inputs: std::sync::Arc<[String]>,
+    /// The input and byte offset of the game in hand.
+    at: (usize, u64),
 }
 
 impl<L: Labeller> Worker<L> {
-    /// A worker with `labeller`, skipping games before `resume_from`.
-    pub fn new(labeller: L, options: Options, resume_from: u64) -> Worker<L> {
-        Worker { labeller, options, resume_from, startpos: Position::startpos() }
+    /// A worker with `labeller`, skipping games before `resume_from`;
+    /// `inputs` names the input files (for messages).
+    pub fn new(
+        labeller: L,
+        options: Options,
+        resume_from: u64,
+        inputs: std::sync::Arc<[String]>,
+    ) -> Worker<L> {
+        Worker {
+            labeller,
+            options,
+            resume_from,
+            startpos: Position::startpos(),
+            inputs,
+            at: (0, 0),
+        }
+    }
+
+    /// Moves the labeller's failures into `out`, located by input, game
+    /// (numbered from 1) and byte offset.
+    fn collect_failures(&mut self, index: u64, out: &mut ChunkAnnotations) {
+        let (file, offset) = self.at;
+        let name = self.inputs.get(file).map_or("?", String::as_str);
+        for f in self.labeller.take_failures() {
+            out.stats.failures.push(format!("{name}: game {} at byte {offset}, {f}", index + 1));
+        }
     }
 
     fn takes(&self, game: u64) -> bool {
@@ -261,6 +288,7 @@ impl<L: Labeller> Worker<L> {
                     match reader.next_game() {
                         Ok(Some(game)) => {
                             out.stats.games_read += 1;
+                            self.at = (chunk.file, game.offset);
                             if self.takes(index) {
                                 let game = game.clone();
                                 self.game(&game, index, &mut out);
@@ -282,7 +310,10 @@ impl<L: Labeller> Worker<L> {
             }
             Format::Epd => {
                 let mut index = chunk.first_game;
+                let mut at = chunk.offset;
                 for line in chunk.data.split(|&b| b == b'\n') {
+                    self.at = (chunk.file, at);
+                    at += line.len() as u64 + 1;
                     let Some(parsed) = EpdLine::parse(line) else { continue };
                     out.stats.games_read += 1;
                     if self.takes(index) {
@@ -441,7 +472,7 @@ impl<L: Labeller> Worker<L> {
             made.push(m);
             pos.do_move(m);
         }
-        out.stats.failures.extend(self.labeller.take_failures());
+        self.collect_failures(index, out);
         out.records.push(Annotated { record, labels, keys });
     }
 
@@ -458,7 +489,7 @@ impl<L: Labeller> Worker<L> {
             labels.push(label);
             keys.push(key);
         }
-        out.stats.failures.extend(self.labeller.take_failures());
+        self.collect_failures(index, out);
         out.records.push(Annotated { record, labels, keys });
     }
 }

@@ -12,7 +12,7 @@
 //! twice is reported with its game and ply and skipped, and the run goes on.
 
 use std::{
-    io::{BufRead, BufReader, Write},
+    io::{BufRead, BufReader, Read, Write},
     path::PathBuf,
     process::{Child, ChildStdin, Command, Stdio},
     time::{Duration, Instant},
@@ -92,11 +92,15 @@ impl EngineConfig {
     }
 }
 
+/// The longest line of engine output accepted (a UCI `info` line with a
+/// long principal variation is a few KiB).
+const MAX_LINE: usize = 1 << 16;
+
 /// A running engine.
 struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<String>,
+    lines: Receiver<Result<String, String>>,
     name: String,
     chess960: bool,
     timeout: Duration,
@@ -112,12 +116,27 @@ impl EngineProcess {
             .with_context(|| format!("cannot start {}", config.path.display()))?;
         let stdin = child.stdin.take().context("engine stdin")?;
         let stdout = child.stdout.take().context("engine stdout")?;
-        let (tx, rx) = crossbeam_channel::bounded(1024);
+        // Lines are read on a thread (so a silent engine can be timed out)
+        // and capped in length (so a babbling one cannot fill memory); the
+        // channel is bounded too.
+        let (tx, rx) = crossbeam_channel::bounded::<Result<String, String>>(1024);
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
+            let mut reader = BufReader::new(stdout);
+            let mut line = Vec::new();
+            loop {
+                line.clear();
+                match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) if line.len() > MAX_LINE => {
+                        let _ = tx.send(Err(format!("a line of output over {MAX_LINE} bytes")));
+                        break;
+                    }
+                    Ok(_) => {
+                        let text = String::from_utf8_lossy(&line);
+                        if tx.send(Ok(text.trim_end_matches(['\r', '\n']).to_string())).is_err() {
+                            break;
+                        }
+                    }
                 }
             }
         });
@@ -161,7 +180,8 @@ impl EngineProcess {
     fn line(&self, deadline: Instant) -> Result<String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
-            Ok(line) => Ok(line),
+            Ok(Ok(line)) => Ok(line),
+            Ok(Err(message)) => bail!("{message}"),
             Err(RecvTimeoutError::Timeout) => {
                 bail!("no answer within {:.1} s", self.timeout.as_secs_f64())
             }
@@ -348,8 +368,8 @@ impl Labeller for EngineLabeller {
                     Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
                     Err(second) => {
                         self.failures.push(format!(
-                            "game {} ply {}: engine failed twice ({first:#}; then {second:#}): position skipped",
-                            ctx.game + 1,
+                            "ply {}: the engine failed twice ({first:#}; then {second:#}): \
+                             position skipped",
                             ctx.ply
                         ));
                         self.needs_new_game = true;
