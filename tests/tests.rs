@@ -5,6 +5,7 @@
 mod annotate;
 mod cli;
 mod differential;
+mod engine;
 mod faults;
 mod fuzz;
 mod keys;

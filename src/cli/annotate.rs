@@ -155,13 +155,16 @@ struct Summary<'a> {
     /// ... and of the engine processes it ran (`--engine`), reaped.
     engine_cpu_seconds: f64,
     input_errors: u64,
+    /// Why the run stopped early because the engine kept failing.
+    engine_gave_up: Option<String>,
 }
 
 /// CPU seconds (user + system) of this process and of its reaped children.
 fn cpu_seconds() -> (f64, f64) {
     let get = |who| {
-        // Safety: getrusage fills the struct it is given.
+        // SAFETY: rusage is plain integers, for which all zeros is valid.
         let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage only writes the struct it is given.
         if unsafe { libc::getrusage(who, &mut u) } != 0 {
             return 0.0;
         }
@@ -294,6 +297,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
     let mut failure: Option<anyhow::Error> = None;
+    let mut gave_up: Option<String> = None;
     let mut done_bytes = 0u64;
     let mut input_errors = 0u64;
     let mut dropped = 0u64;
@@ -318,6 +322,12 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             }
             match event {
                 Event::Chunk { input_pos, result, .. } => {
+                    // A broken engine: stop before this chunk; what came
+                    // before is written and --resume goes on from there.
+                    if let Some(why) = result.gave_up {
+                        gave_up = Some(why);
+                        return false;
+                    }
                     stats.add(&result.stats);
                     for a in result.records {
                         if let Some(block) = builder.push(a, &mut dropped)
@@ -361,7 +371,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     if let Some(e) = failure {
         return Err(e.context(format!("writing {}", args.output.display())));
     }
-    let was_interrupted = interrupted.load(Ordering::SeqCst);
+    let was_interrupted = interrupted.load(Ordering::SeqCst) || gave_up.is_some();
     if !was_interrupted && let Some(block) = builder.take() {
         writer.write_block(&block).with_context(|| format!("writing {}", args.output.display()))?;
     }
@@ -386,6 +396,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         cpu_seconds: cpu.0,
         engine_cpu_seconds: cpu.1,
         input_errors,
+        engine_gave_up: gave_up.clone(),
     };
     let mut out = io::stdout().lock();
     if args.json {
@@ -422,6 +433,14 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         for f in stats.failures.iter().take(20) {
             writeln!(out, "failure   {f}")?;
         }
+        if stats.failed > 0 {
+            writeln!(
+                out,
+                "failed    {} position{} the engine could not label (skipped)",
+                stats.failed,
+                if stats.failed == 1 { "" } else { "s" }
+            )?;
+        }
         writeln!(
             out,
             "seconds   {seconds:.2} ({threads} thread{}, {:.0} positions searched per second)",
@@ -445,12 +464,17 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             )?;
         }
     }
+    if let Some(why) = &gave_up {
+        eprintln!("kibitz: {why}");
+        return Ok(ExitCode::from(1));
+    }
     // 130: interrupted (the file is complete up to its last block; resume);
-    // 1: an input could not be read whole (the file holds everything that
-    // could be read, and is complete and valid).
+    // 1: an input could not be read whole, or the engine failed on some
+    // positions (the file holds everything that could be read and labelled,
+    // and is complete and valid; the summary says what is missing).
     Ok(if was_interrupted {
         ExitCode::from(130)
-    } else if input_errors > 0 {
+    } else if input_errors > 0 || stats.failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -61,6 +61,11 @@ pub trait Labeller {
     fn take_failures(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// Why the labeller cannot go on (an engine that fails position after
+    /// position), if so: the run must stop.
+    fn gave_up(&self) -> Option<String> {
+        None
+    }
 }
 
 impl Labeller for Box<dyn Labeller> {
@@ -78,6 +83,10 @@ impl Labeller for Box<dyn Labeller> {
 
     fn take_failures(&mut self) -> Vec<String> {
         (**self).take_failures()
+    }
+
+    fn gave_up(&self) -> Option<String> {
+        (**self).gave_up()
     }
 }
 
@@ -142,9 +151,15 @@ pub struct AnnotateStats {
     pub skipped_unlabelled: u64,
     /// ... duplicates.
     pub skipped_duplicate: u64,
-    /// Labelling failures (engine crashes, timeouts), with their locations.
+    /// Positions that could not be labelled because the labeller failed
+    /// (an engine that crashed, hung or answered nonsense twice).
+    pub failed: u64,
+    /// The first [`MAX_FAILURE_MESSAGES`] of those failures, located.
     pub failures: Vec<String>,
 }
+
+/// How many failure messages a run keeps (the count goes on).
+pub const MAX_FAILURE_MESSAGES: usize = 100;
 
 impl AnnotateStats {
     /// Adds another part's counts.
@@ -165,7 +180,9 @@ impl AnnotateStats {
         self.skipped_sample += o.skipped_sample;
         self.skipped_unlabelled += o.skipped_unlabelled;
         self.skipped_duplicate += o.skipped_duplicate;
-        self.failures.extend(o.failures.iter().cloned());
+        self.failed += o.failed;
+        let room = MAX_FAILURE_MESSAGES.saturating_sub(self.failures.len());
+        self.failures.extend(o.failures.iter().take(room).cloned());
     }
 }
 
@@ -187,6 +204,8 @@ pub struct ChunkAnnotations {
     pub records: Vec<Annotated>,
     /// Counts.
     pub stats: AnnotateStats,
+    /// Set when the labeller gave up: the run must stop before this chunk.
+    pub gave_up: Option<String>,
 }
 
 /// A deterministic coin for `--sample`: the same (seed, game, ply) always
@@ -263,7 +282,17 @@ impl<L: Labeller> Worker<L> {
         let (file, offset) = self.at;
         let name = self.inputs.get(file).map_or("?", String::as_str);
         for f in self.labeller.take_failures() {
-            out.stats.failures.push(format!("{name}: game {} at byte {offset}, {f}", index + 1));
+            out.stats.failed += 1;
+            if out.stats.failures.len() < MAX_FAILURE_MESSAGES {
+                out.stats
+                    .failures
+                    .push(format!("{name}: game {} at byte {offset}, {f}", index + 1));
+            }
+        }
+        if out.gave_up.is_none()
+            && let Some(why) = self.labeller.gave_up()
+        {
+            out.gave_up = Some(format!("{name}: game {} at byte {offset}: {why}", index + 1));
         }
     }
 

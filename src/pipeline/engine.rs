@@ -4,7 +4,8 @@
 //! Per game: `ucinewgame` (and `UCI_Chess960` when the game needs it); per
 //! selected position: `position fen START moves ...` with the game so far,
 //! then `go depth N` or `go nodes N`; the score comes from the last `info`
-//! line with a score, the move from `bestmove`.
+//! line with a score (a bound included, as other UCI clients read it), the
+//! move from `bestmove`.
 //!
 //! Failures are contained: a crash, a timeout or output that makes no sense
 //! (no score, a best move that is not legal) kills and restarts that
@@ -82,13 +83,16 @@ impl EngineConfig {
         let engine = EngineProcess::start(self, false)?;
         let name = engine.name.clone();
         engine.quit();
-        let options: Vec<String> = self.options.iter().map(|(n, v)| format!("{n}={v}")).collect();
+        let options: Vec<String> = ["Threads=1".to_string(), format!("Hash={}", self.hash)]
+            .into_iter()
+            .chain(self.options.iter().map(|(n, v)| format!("{n}={v}")))
+            .collect();
         let limit = if self.nodes > 0 {
             format!("go nodes {}", self.nodes)
         } else {
             format!("go depth {}", self.depth)
         };
-        Ok(format!("{name}; Threads=1 Hash={} {}; {limit}", self.hash, options.join(" ")))
+        Ok(format!("{name}; {}; {limit}", options.join(" ")))
     }
 }
 
@@ -241,10 +245,13 @@ impl EngineProcess {
                     let get = |k: &str| {
                         words.iter().position(|&w| w == k).and_then(|i| words.get(i + 1)).copied()
                     };
-                    if get("multipv").is_some_and(|m| m != "1")
-                        || words.contains(&"lowerbound")
-                        || words.contains(&"upperbound")
-                    {
+                    // Only the first line of a multi-PV search. A score that
+                    // is a bound (`lowerbound`/`upperbound`, sent when a node
+                    // limit stops an aspiration search that failed high or
+                    // low) is kept: it is the engine's last word, and it is
+                    // what python-chess, cutechess and the Lichess tools
+                    // report for the same search.
+                    if get("multipv").is_some_and(|m| m != "1") {
                         continue;
                     }
                     if let Some(d) = get("depth").and_then(|d| d.parse::<u32>().ok()) {
@@ -287,7 +294,14 @@ pub struct EngineLabeller {
     go: String,
     failures: Vec<String>,
     needs_new_game: bool,
+    /// Positions failed in a row (reset by a success).
+    failed_in_a_row: u32,
 }
+
+/// After this many positions in a row fail twice each, the engine is
+/// deemed broken and the run stops (resumable), rather than spend two
+/// timeouts on every position left.
+pub const GIVE_UP_AFTER: u32 = 3;
 
 impl EngineLabeller {
     /// A labeller that starts its engine on first use.
@@ -304,6 +318,7 @@ impl EngineLabeller {
             go,
             failures: Vec::new(),
             needs_new_game: true,
+            failed_in_a_row: 0,
         }
     }
 
@@ -357,30 +372,44 @@ impl Labeller for EngineLabeller {
         pos: &mut Position,
         ctx: &LabelContext<'_>,
     ) -> Option<(i32, Option<Move>, u8, u64)> {
-        match self.attempt(pos, ctx) {
-            Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
-            Err(first) => {
-                // The engine was killed; a fresh one gets one more try (it
-                // starts a new game: for a fixed-depth or fixed-node search
-                // that gives the same answer).
+        if self.failed_in_a_row >= GIVE_UP_AFTER {
+            return None;
+        }
+        let result = self.attempt(pos, ctx).or_else(|first| {
+            // The engine was killed; a fresh one gets one more try (it
+            // starts a new game: for a fixed-depth or fixed-node search
+            // that gives the same answer, see docs/ENGINES.md).
+            self.needs_new_game = true;
+            self.attempt(pos, ctx).map_err(|second| (first, second))
+        });
+        match result {
+            Ok((s, m, d, n)) => {
+                self.failed_in_a_row = 0;
+                Some((s, Some(m), d, n))
+            }
+            Err((first, second)) => {
+                self.failures.push(format!(
+                    "ply {}: the engine failed twice ({first:#}; then {second:#}): \
+                     position skipped",
+                    ctx.ply
+                ));
                 self.needs_new_game = true;
-                match self.attempt(pos, ctx) {
-                    Ok((s, m, d, n)) => Some((s, Some(m), d, n)),
-                    Err(second) => {
-                        self.failures.push(format!(
-                            "ply {}: the engine failed twice ({first:#}; then {second:#}): \
-                             position skipped",
-                            ctx.ply
-                        ));
-                        self.needs_new_game = true;
-                        None
-                    }
-                }
+                self.failed_in_a_row += 1;
+                None
             }
         }
     }
 
     fn take_failures(&mut self) -> Vec<String> {
         std::mem::take(&mut self.failures)
+    }
+
+    fn gave_up(&self) -> Option<String> {
+        (self.failed_in_a_row >= GIVE_UP_AFTER).then(|| {
+            format!(
+                "the engine failed {GIVE_UP_AFTER} positions in a row (twice each): \
+                 giving up; fix the engine and continue with --resume"
+            )
+        })
     }
 }

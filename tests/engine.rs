@@ -1,0 +1,267 @@
+//! `kibitz annotate --engine`: failures of the engine contained (a fake
+//! engine that crashes, hangs and babbles at set points), and, with
+//! `--features stockfish`, Debian's Stockfish driven by kibitz giving the
+//! same labels as a direct python-chess run of the same engine.
+
+use std::{path::Path, process::Command};
+
+use serde_json::Value;
+
+use crate::replay::{TempDir, sample};
+
+fn kibitz(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        .args(args)
+        .envs(env.iter().copied())
+        .output()
+        .expect("run kibitz");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+fn fake_engine() -> String {
+    format!("{}/tests/data/fake_engine.sh", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs annotate with the fake engine (`kibitz uci` behind a script that
+/// fails at the `go` commands `plan` names); returns (exit code, summary,
+/// stderr).
+fn annotate_fake(dir: &TempDir, out: &Path, plan: &str, extra: &[&str]) -> (i32, Value, String) {
+    let state = dir.path(&format!("state-{}", out.file_name().unwrap().to_str().unwrap()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).unwrap();
+    let engine = fake_engine();
+    let sample = sample();
+    let mut args = vec![
+        "annotate",
+        "--quiet",
+        "--json",
+        s(&sample),
+        "--engine",
+        &engine,
+        "--depth",
+        "3",
+        "--engine-timeout",
+        "1",
+        "-o",
+        s(out),
+    ];
+    args.extend_from_slice(extra);
+    let (code, stdout, stderr) = kibitz(
+        &args,
+        &[
+            ("FAKE_ENGINE_KIBITZ", env!("CARGO_BIN_EXE_kibitz")),
+            ("FAKE_ENGINE_STATE", s(&state)),
+            ("FAKE_ENGINE_PLAN", plan),
+        ],
+    );
+    let summary = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}{stderr}"));
+    (code, summary, stderr)
+}
+
+#[test]
+fn engine_crashes_hangs_and_garbage_are_contained() {
+    let dir = TempDir::new("engine-faults");
+    // One worker, so the `go` commands are counted in game order.
+    let clean = dir.path("clean.kbz");
+    let (code, base, err) = annotate_fake(&dir, &clean, "", &["-j1", "--max-games", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(base["failed"], 0);
+    assert!(base["searched"].as_u64().unwrap() > 40, "{base}");
+
+    // Position 3: a crash, then the retry works. 6: a hang (timed out),
+    // retried. 9: garbage, retried. 12: noise lines before a good search
+    // (no failure at all). 15: a 100 KB line (capped), retried. 20 and 21:
+    // the same position crashes twice: reported and skipped. 30 hangs and
+    // its retry, 31, answers garbage: reported and skipped.
+    let plan = "3:crash 6:hang 9:garbage 12:noise 15:flood 20:crash 21:crash 30:hang 31:garbage";
+    let faulty = dir.path("faulty.kbz");
+    let (code, sum, err) = annotate_fake(&dir, &faulty, plan, &["-j1", "--max-games", "2"]);
+    assert_eq!(code, 1, "engine failures give exit code 1: {err}");
+    assert_eq!(sum["failed"], 2, "{sum}");
+    assert_eq!(sum["engine_gave_up"], Value::Null);
+    let failures: Vec<&str> =
+        sum["failures"].as_array().unwrap().iter().map(|f| f.as_str().unwrap()).collect();
+    assert_eq!(failures.len(), 2);
+    // Go command 20 is the 18th position of game 1 (ply 24, as the clean
+    // run's order shows); 30 is in game 2, the game at byte 348.
+    assert!(failures[0].contains("sample.pgn: game 1 at byte 0, ply 24:"), "{}", failures[0]);
+    assert!(failures[0].contains("the engine exited; then the engine exited"), "{}", failures[0]);
+    assert!(failures[1].contains("sample.pgn: game 2 at byte 348, ply 10:"), "{}", failures[1]);
+    assert!(failures[1].contains("no answer within 1.0 s"), "{}", failures[1]);
+    assert!(failures[1].contains("\"z9z9\" is not a legal move"), "{}", failures[1]);
+    // Every position was tried; the two that failed are the only ones
+    // missing, and the file is complete and valid.
+    assert_eq!(sum["searched"], base["searched"]);
+    assert_eq!(sum["games"], base["games"]);
+    let looked = |v: &Value| {
+        v["labelled"].as_u64().unwrap()
+            + v["skipped_capture"].as_u64().unwrap()
+            + v["skipped_unlabelled"].as_u64().unwrap()
+    };
+    assert_eq!(looked(&sum), looked(&base));
+    assert_eq!(sum["skipped_unlabelled"].as_u64().unwrap(), 2);
+    let (code, out, err) = kibitz(&["inspect", s(&faulty)], &[]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("end marker present"), "{out}");
+    assert!(out.contains("engine kibitz"), "the header names the engine: {out}");
+}
+
+#[test]
+fn a_broken_engine_stops_the_run_and_resume_finishes_it() {
+    let dir = TempDir::new("engine-broken");
+    let clean = dir.path("clean.kbz");
+    let (code, _, err) = annotate_fake(&dir, &clean, "", &["-j1"]);
+    assert_eq!(code, 0, "{err}");
+
+    // Every `go` from the 5th on crashes: three positions fail twice in a
+    // row and the run stops, leaving a resumable file.
+    let plan: Vec<String> = (5..=40).map(|n| format!("{n}:crash")).collect();
+    let out = dir.path("broken.kbz");
+    let (code, sum, err) = annotate_fake(&dir, &out, &plan.join(" "), &["-j1"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("failed 3 positions in a row"), "{err}");
+    assert!(err.contains("--resume"), "{err}");
+    assert!(sum["engine_gave_up"].as_str().unwrap().contains("game 1 at byte 0"), "{sum}");
+    let (code, text, _) = kibitz(&["inspect", s(&out)], &[]);
+    assert_eq!(code, 1, "an interrupted file is not passed as complete: {text}");
+    assert!(text.contains("NO END MARKER"), "{text}");
+
+    // The engine mended, --resume gives the file an unbroken run writes.
+    let (code, _, err) = annotate_fake(&dir, &out, "", &["-j1", "--resume"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&clean).unwrap());
+}
+
+#[test]
+fn an_engine_that_cannot_start_is_a_clear_error() {
+    let dir = TempDir::new("engine-missing");
+    let out = dir.path("x.kbz");
+    let sample = sample();
+    let (code, _, err) = kibitz(
+        &["annotate", "--quiet", s(&sample), "--engine", "/nonexistent/engine", "-o", s(&out)],
+        &[],
+    );
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot start /nonexistent/engine"), "{err}");
+    assert!(!out.exists(), "no output file for a run that never started");
+}
+
+/// Debian's Stockfish through kibitz and through python-chess, on the
+/// first games of the shared Lichess sample at `go nodes`: the same
+/// positions, scores and best moves, and the same bytes for 1 and 2
+/// threads. Needs /usr/games/stockfish, python3 with python-chess, and
+/// ../shared/data.
+#[cfg(feature = "stockfish")]
+mod stockfish {
+    use std::collections::BTreeMap;
+
+    use super::*;
+    use crate::util::shared;
+
+    const STOCKFISH: &str = "/usr/games/stockfish";
+    const GAMES: &str = "10";
+    const NODES: &str = "20000";
+
+    fn annotate_sf(out: &Path, threads: &str) -> Value {
+        let input = shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+        let (code, stdout, err) = kibitz(
+            &[
+                "annotate",
+                "--quiet",
+                "--json",
+                s(&input),
+                "--max-games",
+                GAMES,
+                "--engine",
+                STOCKFISH,
+                "--nodes",
+                NODES,
+                "-j",
+                threads,
+                "-o",
+                s(out),
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&stdout).unwrap()
+    }
+
+    #[test]
+    fn stockfish_labels_equal_a_direct_python_chess_run() {
+        let dir = TempDir::new("engine-stockfish");
+        let out = dir.path("sf.kbz");
+        let summary = annotate_sf(&out, "2");
+        assert_eq!(summary["failed"], 0);
+        assert!(summary["header"]["options"]["engine"].as_str().unwrap().starts_with("Stockfish"));
+
+        let input = shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+        let script = format!("{}/scripts/engine_reference.py", env!("CARGO_MANIFEST_DIR"));
+        let reference = Command::new("python3")
+            .args([&script, STOCKFISH, s(&input), "--games", GAMES, "--nodes", NODES])
+            .output()
+            .expect("python3");
+        assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+        // (game, ply) -> (score, mate, best) for the positions kibitz keeps:
+        // best move not a capture.
+        let mut expected = BTreeMap::new();
+        for line in String::from_utf8(reference.stdout).unwrap().lines() {
+            let r: Value = serde_json::from_str(line).unwrap();
+            if !r["capture"].as_bool().unwrap() {
+                expected.insert(
+                    (r["game"].as_u64().unwrap(), r["ply"].as_u64().unwrap()),
+                    (r["score"].clone(), r["mate"].clone(), r["best"].clone()),
+                );
+            }
+        }
+        // The reference searched every position kibitz did.
+        let searched = summary["searched"].as_u64().unwrap();
+        assert!(expected.len() > 200, "{}", expected.len());
+
+        let (code, jsonl, err) = kibitz(&["export", s(&out), "--format", "jsonl"], &[]);
+        assert_eq!(code, 0, "{err}");
+        let mut got = BTreeMap::new();
+        for line in jsonl.lines() {
+            let k: Value = serde_json::from_str(line).unwrap();
+            got.insert(
+                (k["game"].as_u64().unwrap(), k["ply"].as_u64().unwrap()),
+                (k["score"].clone(), k["mate"].clone(), k["best"].clone()),
+            );
+        }
+        let differ: Vec<_> = expected
+            .iter()
+            .filter(|(k, v)| got.get(k) != Some(v))
+            .map(|(k, v)| format!("{k:?}: python-chess {v:?}, kibitz {:?}", got.get(k)))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{} of {} differ:\n{}",
+            differ.len(),
+            expected.len(),
+            differ.join("\n")
+        );
+        assert_eq!(got.len(), expected.len(), "kibitz labelled positions python-chess did not");
+        eprintln!(
+            "stockfish: {} positions searched, {} labels, all equal to python-chess's",
+            searched,
+            got.len()
+        );
+    }
+
+    #[test]
+    fn stockfish_output_is_the_same_for_one_and_two_threads() {
+        let dir = TempDir::new("engine-stockfish-threads");
+        let (one, two) = (dir.path("one.kbz"), dir.path("two.kbz"));
+        annotate_sf(&one, "1");
+        annotate_sf(&two, "2");
+        assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+    }
+}
