@@ -2,12 +2,14 @@
 """A direct python-chess run of a UCI engine on the positions kibitz
 annotate searches, for tests/engine.rs to compare with kibitz's labels.
 
-    python3 scripts/engine_reference.py ENGINE GAMES.pgn[.zst] --games N --nodes K [--skip-plies 8]
+    python3 scripts/engine_reference.py ENGINE GAMES.pgn[.zst] --games N (--nodes K | --depth D) [--skip-plies 8]
 
 For each of the first N games: a new game for the engine (`ucinewgame`),
 then every position from ply SKIP on that is not in check and has a legal
 move, in game order, analysed with `go nodes K` (Threads 1, Hash 16: the
 engine's defaults, which kibitz also sets), with the game's moves so far.
+(`--depth D` uses `go depth D` instead: the same protocol, used by
+BENCHMARKS.md to time a python-chess labelling loop against kibitz.)
 Prints one JSON line per position: game (0-based), ply, score or mate from
 the side to move, best move (UCI).
 """
@@ -33,7 +35,9 @@ def main():
     p.add_argument("engine")
     p.add_argument("pgn")
     p.add_argument("--games", type=int, required=True)
-    p.add_argument("--nodes", type=int, required=True)
+    limit = p.add_mutually_exclusive_group(required=True)
+    limit.add_argument("--nodes", type=int)
+    limit.add_argument("--depth", type=int)
     p.add_argument("--skip-plies", type=int, default=8)
     args = p.parse_args()
     engine = chess.engine.SimpleEngine.popen_uci(args.engine)
@@ -49,7 +53,7 @@ def main():
         for ply in range(len(moves) + 1):
             if ply >= args.skip_plies and not board.is_check() and any(board.legal_moves):
                 # `play` returns the engine's `bestmove` and its last info.
-                result = engine.play(board, chess.engine.Limit(nodes=args.nodes), game=token,
+                result = engine.play(board, chess.engine.Limit(nodes=args.nodes, depth=args.depth), game=token,
                                      info=chess.engine.INFO_SCORE)
                 score = result.info["score"].relative
                 print(json.dumps({
