@@ -77,8 +77,9 @@ def open_engine(kind):
     return e
 
 
-def analyse_all(engine, fens, depth):
-    """Returns (results, seconds): results = [(bestmove uci, score cp from the side to move)]."""
+def analyse_all(engine, fens, depth, nodes=None):
+    """Returns (results, seconds): results = [(bestmove uci, score cp from the side to move)].
+    With `nodes` (a list), appends each search's node count to it."""
     results = []
     start = time.perf_counter()
     for fen in fens:
@@ -87,6 +88,8 @@ def analyse_all(engine, fens, depth):
         pv = info.get("pv") or [None]
         score = info["score"].relative.score(mate_score=10000)
         results.append((pv[0].uci() if pv[0] else None, score))
+        if nodes is not None:
+            nodes.append(info.get("nodes", 0))
     return results, time.perf_counter() - start
 
 
@@ -139,12 +142,16 @@ def cmd_speed(args):
     engines = {k: open_engine(k) for k in ("kibitz", "stockfish")}
     print(f"{len(fens)} positions, one thread, Hash 16, ucinewgame before each position")
     for depth in args.depths:
-        rates = {}
+        rates, nps = {}, {}
         for kind, e in engines.items():
-            _, secs = analyse_all(e, fens, depth)
+            nodes = []
+            _, secs = analyse_all(e, fens, depth, nodes)
             rates[kind] = len(fens) / secs
-        print(f"depth {depth}: kibitz {rates['kibitz']:.1f} pos/s, stockfish {rates['stockfish']:.1f} pos/s, "
-              f"ratio {rates['kibitz'] / rates['stockfish']:.2f}x", flush=True)
+            nps[kind] = sum(nodes) / secs
+        print(f"depth {depth}: kibitz {rates['kibitz']:.1f} pos/s ({nps['kibitz'] / 1e6:.2f} M nodes/s), "
+              f"stockfish {rates['stockfish']:.1f} pos/s ({nps['stockfish'] / 1e6:.2f} M nodes/s), "
+              f"ratio {rates['kibitz'] / rates['stockfish']:.2f}x pos/s, {nps['kibitz'] / nps['stockfish']:.2f}x nps",
+              flush=True)
     for e in engines.values():
         e.quit()
 

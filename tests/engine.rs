@@ -256,6 +256,36 @@ mod stockfish {
         );
     }
 
+    /// Chess960 games: the engine is switched to UCI_Chess960 and gets
+    /// castling as king-takes-rook; a move it did not understand would
+    /// leave it in another position and its best moves would be refused.
+    #[test]
+    fn stockfish_labels_chess960_games() {
+        let dir = TempDir::new("engine-stockfish-960");
+        let out = dir.path("960.kbz");
+        let input = shared("pgn/chess960/cutechess-fischerrandom.pgn");
+        let (code, stdout, err) = kibitz(
+            &[
+                "annotate",
+                "--quiet",
+                "--json",
+                s(&input),
+                "--engine",
+                STOCKFISH,
+                "--nodes",
+                "5000",
+                "-o",
+                s(&out),
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!(v["games"], 4);
+        assert_eq!(v["failed"], 0, "{v}");
+        assert_eq!(v["searched"], 338, "{v}");
+    }
+
     #[test]
     fn stockfish_output_is_the_same_for_one_and_two_threads() {
         let dir = TempDir::new("engine-stockfish-threads");
