@@ -314,7 +314,10 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     };
     run::run(
         &config,
-        || Worker::new(make_labeller(), options.clone(), resume_from, names.clone()),
+        || {
+            Worker::new(make_labeller(), options.clone(), resume_from, names.clone())
+                .cancel_on(interrupted.clone())
+        },
         |worker, chunk| worker.chunk(chunk),
         |event| {
             if interrupted.load(Ordering::SeqCst) {
@@ -324,6 +327,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                 Event::Chunk { input_pos, result, .. } => {
                     // A broken engine: stop before this chunk; what came
                     // before is written and --resume goes on from there.
+                    if result.cancelled {
+                        return false;
+                    }
                     if let Some(why) = result.gave_up {
                         gave_up = Some(why);
                         return false;

@@ -206,6 +206,9 @@ pub struct ChunkAnnotations {
     pub stats: AnnotateStats,
     /// Set when the labeller gave up: the run must stop before this chunk.
     pub gave_up: Option<String>,
+    /// Set when the worker was cancelled part way: the chunk is incomplete
+    /// and must not be written.
+    pub cancelled: bool,
 }
 
 /// A deterministic coin for `--sample`: the same (seed, game, ply) always
@@ -255,6 +258,8 @@ pub struct Worker<L: Labeller> {
     inputs: std::sync::Arc<[String]>,
     /// The input and byte offset of the game in hand.
     at: (usize, u64),
+    /// Set from outside (SIGINT, SIGTERM) to abandon the chunk in hand.
+    cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
 }
 
 impl<L: Labeller> Worker<L> {
@@ -273,7 +278,21 @@ impl<L: Labeller> Worker<L> {
             startpos: Position::startpos(),
             inputs,
             at: (0, 0),
+            cancel: None,
         }
+    }
+
+    /// Makes the worker abandon its chunk, between two positions, once
+    /// `flag` is set (the chunk comes back marked `cancelled`): an
+    /// interrupted run stops after the searches in progress rather than
+    /// after the chunks queued.
+    pub fn cancel_on(mut self, flag: std::sync::Arc<std::sync::atomic::AtomicBool>) -> Self {
+        self.cancel = Some(flag);
+        self
+    }
+
+    fn cancelled(&self) -> bool {
+        self.cancel.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
     }
 
     /// Moves the labeller's failures into `out`, located by input, game
@@ -472,6 +491,10 @@ impl<L: Labeller> Worker<L> {
         let start_fen = pos.fen();
         let mut made: Vec<Move> = Vec::with_capacity(game.moves.len());
         for ply in 0..=game.moves.len() {
+            if self.cancelled() {
+                out.cancelled = true;
+                return;
+            }
             // The move played from this position, if legal.
             let played = match game.moves.get(ply) {
                 Some(MoveToken::San(san)) => san.to_move(&pos).ok(),
@@ -506,6 +529,10 @@ impl<L: Labeller> Worker<L> {
     }
 
     fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {
+        if self.cancelled() {
+            out.cancelled = true;
+            return;
+        }
         out.stats.games += 1;
         self.labeller.new_game(pos.is_chess960());
         let record =

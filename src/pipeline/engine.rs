@@ -14,6 +14,7 @@
 
 use std::{
     io::{BufRead, BufReader, Read, Write},
+    os::unix::process::CommandExt,
     path::PathBuf,
     process::{Child, ChildStdin, Command, Stdio},
     time::{Duration, Instant},
@@ -112,7 +113,12 @@ struct EngineProcess {
 
 impl EngineProcess {
     fn start(config: &EngineConfig, chess960: bool) -> Result<EngineProcess> {
+        // Its own process group: a Ctrl-C in the terminal goes to kibitz,
+        // which finishes cleanly and quits its engines, rather than killing
+        // the engines under it mid-search (they then exit on `quit` or at
+        // the end of their input).
         let mut child = Command::new(&config.path)
+            .process_group(0)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

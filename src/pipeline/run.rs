@@ -210,6 +210,11 @@ where
             scope.spawn(move || {
                 let mut state = init();
                 for (seq, event) in job_rx {
+                    // Stopped: the caller drops every result from now on,
+                    // so drain the queue without working.
+                    if stop_ref.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     let outcome = match event {
                         InputEvent::Chunk(chunk) => {
                             let result = work(&mut state, &chunk);
