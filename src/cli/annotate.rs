@@ -113,11 +113,13 @@ pub struct AnnotateArgs {
     /// Seconds an engine may take for one position before it is restarted.
     #[arg(long, default_value_t = 60.0)]
     engine_timeout: f64,
-    /// Close a block after this many games (recorded in the header).
-    #[arg(long, default_value_t = BLOCK_GAMES, hide = true)]
+    /// Close a block after this many games (recorded in the header). A
+    /// block is the unit a kill can lose: with a slow labeller, smaller
+    /// blocks lose less, at some cost in size.
+    #[arg(long, default_value_t = BLOCK_GAMES)]
     block_games: u32,
     /// Close a block after this many labels (recorded in the header).
-    #[arg(long, default_value_t = BLOCK_LABELS, hide = true)]
+    #[arg(long, default_value_t = BLOCK_LABELS)]
     block_labels: u32,
     /// No progress bar.
     #[arg(long, short = 'q')]
