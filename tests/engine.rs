@@ -154,6 +154,52 @@ fn an_engine_that_cannot_start_is_a_clear_error() {
     assert!(!out.exists(), "no output file for a run that never started");
 }
 
+#[test]
+fn an_option_the_engine_lacks_is_refused() {
+    let dir = TempDir::new("engine-options");
+    let state = dir.path("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let engine = fake_engine();
+    let sample = sample();
+    let env = [
+        ("FAKE_ENGINE_KIBITZ", env!("CARGO_BIN_EXE_kibitz")),
+        ("FAKE_ENGINE_STATE", s(&state)),
+        ("FAKE_ENGINE_PLAN", ""),
+    ];
+    let run = |option: &str, out: &Path| {
+        kibitz(
+            &[
+                "annotate",
+                "--quiet",
+                s(&sample),
+                "--max-games",
+                "1",
+                "--depth",
+                "2",
+                "--engine",
+                &engine,
+                "--engine-option",
+                option,
+                "-o",
+                s(out),
+            ],
+            &env,
+        )
+    };
+    let bad = dir.path("bad.kbz");
+    let (code, _, err) = run("Hassh=32", &bad);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("has no option Hassh (its options: Hash, Threads, UCI_Chess960)"),
+        "{err}"
+    );
+    assert!(!bad.exists());
+    // Names are matched without regard to case, as UCI says.
+    let good = dir.path("good.kbz");
+    let (code, _, err) = run("hash=32", &good);
+    assert_eq!(code, 0, "{err}");
+}
+
 /// Debian's Stockfish through kibitz and through python-chess, on the
 /// first games of the shared Lichess sample at `go nodes`: the same
 /// positions, scores and best moves, and the same bytes for 1 and 2

@@ -83,7 +83,24 @@ impl EngineConfig {
     pub fn describe(&self) -> Result<String> {
         let engine = EngineProcess::start(self, false)?;
         let name = engine.name.clone();
+        let declared = engine.declared.clone();
         engine.quit();
+        // UCI engines ignore options they do not have (Stockfish says so
+        // on stdout, others say nothing): a misspelt option would label a
+        // whole database with the wrong settings, so refuse it here.
+        let unknown: Vec<&str> = self
+            .options
+            .iter()
+            .map(|(n, _)| n.as_str())
+            .filter(|n| !declared.iter().any(|d| d.eq_ignore_ascii_case(n)))
+            .collect();
+        if !unknown.is_empty() {
+            bail!(
+                "{name} has no option {} (its options: {})",
+                unknown.join(", "),
+                if declared.is_empty() { "none".to_string() } else { declared.join(", ") }
+            );
+        }
         let options: Vec<String> = ["Threads=1".to_string(), format!("Hash={}", self.hash)]
             .into_iter()
             .chain(self.options.iter().map(|(n, v)| format!("{n}={v}")))
@@ -107,6 +124,8 @@ struct EngineProcess {
     stdin: ChildStdin,
     lines: Receiver<Result<String, String>>,
     name: String,
+    /// The option names the engine declared (`option name NAME type ...`).
+    declared: Vec<String>,
     chess960: bool,
     timeout: Duration,
 }
@@ -155,6 +174,7 @@ impl EngineProcess {
             stdin,
             lines: rx,
             name: String::new(),
+            declared: Vec::new(),
             chess960,
             timeout: config.timeout,
         };
@@ -164,6 +184,11 @@ impl EngineProcess {
             let line = engine.line(deadline)?;
             if let Some(name) = line.strip_prefix("id name ") {
                 engine.name = name.trim().to_string();
+            }
+            // The name runs from `name` to ` type` and may hold spaces.
+            if let Some(rest) = line.strip_prefix("option name ") {
+                let name = rest.split_once(" type ").map_or(rest, |(n, _)| n);
+                engine.declared.push(name.trim().to_string());
             }
             if line.trim() == "uciok" {
                 break;
