@@ -16,7 +16,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 
 use crate::{
-    cli::replay::{FormatArg, default_threads, progress_bar},
+    cli::replay::{FormatArg, default_threads, input_bytes, progress_bar},
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
         annotate::{AnnotateStats, BlockBuilder, Labeller, SearchLabeller, Worker, input_infos},
@@ -288,14 +288,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         },
         count_games: true,
     };
-    let total: Option<u64> =
-        args.inputs
-            .iter()
-            .map(|p| {
-                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
-            })
-            .sum();
-    let bar = progress_bar(total, args.quiet);
+    let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
     let mut failure: Option<anyhow::Error> = None;

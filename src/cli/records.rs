@@ -17,7 +17,7 @@ use crate::{
     record::{
         chain::walk,
         export::{ExportFormat, Exporter},
-        file::{KbzReader, KbzWriter},
+        file::{KbzReader, KbzWriter, RecordError},
         format::{Block, GameRecord, is_mate},
     },
 };
@@ -151,15 +151,22 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
             writeln!(out, "  {:>+6} {:>9} {bar}", bucket, n)?;
         }
     }
+    Ok(end_of_reading(&reader, corrupt))
+}
+
+/// The exit code after reading a file through: 1, with the reason on
+/// stderr, if a block was corrupt or the file has no end marker (an
+/// interrupted run); what could be read has been reported or written.
+fn end_of_reading(reader: &KbzReader, corrupt: Option<RecordError>) -> ExitCode {
     if let Some(e) = corrupt {
         eprintln!("kibitz: {e}");
-        return Ok(ExitCode::from(1));
-    }
-    if !reader.is_complete() {
+        ExitCode::from(1)
+    } else if !reader.is_complete() {
         eprintln!("kibitz: {}", reader.incomplete_message());
-        return Ok(ExitCode::from(1));
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Arguments of `kibitz export`.
@@ -208,16 +215,7 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
             stats.games, stats.written, stats.skipped
         );
     }
-    if let Some(e) = corrupt {
-        eprintln!("kibitz: {e}");
-        return Ok(ExitCode::from(1));
-    }
-    if !reader.is_complete() {
-        // What the file holds was exported; say that it is not all.
-        eprintln!("kibitz: {}", reader.incomplete_message());
-        return Ok(ExitCode::from(1));
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(end_of_reading(&reader, corrupt))
 }
 
 /// Arguments of `kibitz merge`.

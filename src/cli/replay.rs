@@ -90,6 +90,19 @@ pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
+/// The inputs' total size on disk, the progress bar's length; unknown if
+/// one of them is standard input or cannot be read.
+pub fn input_bytes(inputs: &[PathBuf]) -> Option<u64> {
+    inputs
+        .iter()
+        .map(
+            |p| {
+                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
+            },
+        )
+        .sum()
+}
+
 /// A progress bar on stderr, hidden when `quiet` or stderr is not a
 /// terminal.
 pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
@@ -129,14 +142,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
     let mut errors_out = args.errors.as_ref().map(create_output).transpose()?;
 
-    let total: Option<u64> =
-        args.inputs
-            .iter()
-            .map(|p| {
-                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
-            })
-            .sum();
-    let bar = progress_bar(total, args.quiet);
+    let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
 
     let mut summary = Summary {
         files: args

@@ -707,7 +707,7 @@ impl Searcher {
             }
         }
         let eval;
-        let mut best_score;
+        let best_score;
         if in_check {
             eval = -INFINITE;
             best_score = -INFINITE;
@@ -723,7 +723,7 @@ impl Searcher {
             best_score = eval;
         }
         let original_alpha = alpha;
-        let mut best_move = None;
+        let mut best = QsBest { alpha, score: best_score, mv: None };
         let mut picker = MovePicker::quiescence(pos, hit.and_then(|h| h.mv));
         let mut moves_seen = 0;
         while let Some(m) = picker.next(pos, &self.history) {
@@ -735,61 +735,36 @@ impl Searcher {
                 } else {
                     pos.piece_on(m.to()).map_or(Role::Pawn, |p| p.role())
                 };
-                if eval + crate::chess::position::SEE_VALUE[victim] + QS_DELTA <= alpha {
+                if eval + crate::chess::position::SEE_VALUE[victim] + QS_DELTA <= best.alpha {
                     continue;
                 }
             }
-            pos.do_move(m);
-            let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1, qdepth - 1);
-            pos.undo_move(m);
-            if self.stopped {
-                return 0;
+            if !self.quiescence_move::<NT>(pos, m, ply, qdepth, beta, &mut best) {
+                break;
             }
-            if score > best_score {
-                best_score = score;
-                if score > alpha {
-                    best_move = Some(m);
-                    if NT::PV {
-                        self.update_pv(ply, m);
-                    }
-                    if score >= beta {
-                        break;
-                    }
-                    alpha = score;
-                }
-            }
+        }
+        if self.stopped {
+            return 0;
         }
         if in_check && moves_seen == 0 {
             return -MATE + ply as i32;
         }
-        if qdepth == 0 && !in_check && best_score < beta {
+        if qdepth == 0 && !in_check && best.score < beta {
             let mut quiets = MoveList::new();
             pos.generate_quiets(&mut quiets);
             for &m in quiets.iter() {
                 if !pos.gives_check(m) || !pos.see_ge(m, 0) {
                     continue;
                 }
-                pos.do_move(m);
-                let score = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1, qdepth - 1);
-                pos.undo_move(m);
-                if self.stopped {
-                    return 0;
-                }
-                if score > best_score {
-                    best_score = score;
-                    if score > alpha {
-                        best_move = Some(m);
-                        if NT::PV {
-                            self.update_pv(ply, m);
-                        }
-                        if score >= beta {
-                            break;
-                        }
-                        alpha = score;
-                    }
+                if !self.quiescence_move::<NT>(pos, m, ply, qdepth, beta, &mut best) {
+                    break;
                 }
             }
+            if self.stopped {
+                return 0;
+            }
         }
+        let QsBest { score: best_score, mv: best_move, .. } = best;
         let bound = if best_score >= beta {
             Bound::Lower
         } else if NT::PV && best_score > original_alpha {
@@ -800,6 +775,48 @@ impl Searcher {
         self.tt.store(key, best_move, score_to_tt(best_score, ply), eval.max(-32_000), 0, bound);
         best_score
     }
+
+    /// Searches one quiescence move and folds its score into the node's
+    /// best score, best move, PV and alpha. Returns `false` when the node
+    /// is done: a beta cutoff, or the search was stopped.
+    #[inline(always)]
+    fn quiescence_move<NT: NodeType>(
+        &mut self,
+        pos: &mut Position,
+        m: Move,
+        ply: usize,
+        qdepth: i32,
+        beta: i32,
+        best: &mut QsBest,
+    ) -> bool {
+        pos.do_move(m);
+        let score = -self.quiescence::<NT>(pos, -beta, -best.alpha, ply + 1, qdepth - 1);
+        pos.undo_move(m);
+        if self.stopped {
+            return false;
+        }
+        if score > best.score {
+            best.score = score;
+            if score > best.alpha {
+                best.mv = Some(m);
+                if NT::PV {
+                    self.update_pv(ply, m);
+                }
+                if score >= beta {
+                    return false;
+                }
+                best.alpha = score;
+            }
+        }
+        true
+    }
+}
+
+/// The running result of a quiescence node.
+struct QsBest {
+    alpha: i32,
+    score: i32,
+    mv: Option<Move>,
 }
 
 /// A mate score as stored: relative to the node, not the root.
