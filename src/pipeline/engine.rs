@@ -105,12 +105,16 @@ impl EngineConfig {
             .into_iter()
             .chain(self.options.iter().map(|(n, v)| format!("{n}={v}")))
             .collect();
-        let limit = if self.nodes > 0 {
+        Ok(format!("{name}; {}; {}", options.join(" "), self.go_command()))
+    }
+
+    /// The `go` command for each position.
+    fn go_command(&self) -> String {
+        if self.nodes > 0 {
             format!("go nodes {}", self.nodes)
         } else {
             format!("go depth {}", self.depth)
-        };
-        Ok(format!("{name}; {}; {limit}", options.join(" ")))
+        }
     }
 }
 
@@ -124,6 +128,8 @@ struct EngineProcess {
     stdin: ChildStdin,
     lines: Receiver<Result<String, String>>,
     name: String,
+    /// The `go` command for each position.
+    go: String,
     /// The option names the engine declared (`option name NAME type ...`).
     declared: Vec<String>,
     chess960: bool,
@@ -174,6 +180,7 @@ impl EngineProcess {
             stdin,
             lines: rx,
             name: String::new(),
+            go: config.go_command(),
             declared: Vec::new(),
             chess960,
             timeout: config.timeout,
@@ -254,17 +261,15 @@ impl EngineProcess {
         &mut self,
         pos: &Position,
         ctx: &LabelContext<'_>,
-        go: &str,
     ) -> Result<(i32, Move, u8, u64)> {
         let moves: Vec<String> =
             ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
-        let position = if moves.is_empty() {
-            format!("position fen {}", ctx.start_fen)
+        let commands = if moves.is_empty() {
+            format!("position fen {}\n{}", ctx.start_fen, self.go)
         } else {
-            format!("position fen {} moves {}", ctx.start_fen, moves.join(" "))
+            format!("position fen {} moves {}\n{}", ctx.start_fen, moves.join(" "), self.go)
         };
-        self.send(&position)?;
-        self.send(go)?;
+        self.send(&commands)?;
         let deadline = Instant::now() + self.timeout;
         let (mut score, mut depth, mut nodes) = (None, 0u8, 0u64);
         loop {
@@ -322,7 +327,6 @@ pub struct EngineLabeller {
     config: EngineConfig,
     engine: Option<EngineProcess>,
     chess960: bool,
-    go: String,
     failures: Vec<String>,
     needs_new_game: bool,
     /// Positions failed in a row (reset by a success).
@@ -337,16 +341,10 @@ pub const GIVE_UP_AFTER: u32 = 3;
 impl EngineLabeller {
     /// A labeller that starts its engine on first use.
     pub fn new(config: EngineConfig) -> EngineLabeller {
-        let go = if config.nodes > 0 {
-            format!("go nodes {}", config.nodes)
-        } else {
-            format!("go depth {}", config.depth)
-        };
         EngineLabeller {
             config,
             engine: None,
             chess960: false,
-            go,
             failures: Vec::new(),
             needs_new_game: true,
             failed_in_a_row: 0,
@@ -373,8 +371,7 @@ impl EngineLabeller {
     }
 
     fn attempt(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<(i32, Move, u8, u64)> {
-        let go = self.go.clone();
-        let result = self.engine()?.search(pos, ctx, &go);
+        let result = self.engine()?.search(pos, ctx);
         if result.is_err()
             && let Some(e) = self.engine.take()
         {
