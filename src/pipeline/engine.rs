@@ -257,11 +257,7 @@ impl EngineProcess {
     }
 
     /// Searches one position; returns (score, best move, depth, nodes).
-    fn search(
-        &mut self,
-        pos: &Position,
-        ctx: &LabelContext<'_>,
-    ) -> Result<(i32, Move, u8, u64)> {
+    fn search(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<(i32, Move, u8, u64)> {
         let moves: Vec<String> =
             ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
         let commands = if moves.is_empty() {

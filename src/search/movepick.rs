@@ -16,6 +16,14 @@ use crate::chess::{
 /// History of quiet moves, by moving piece and destination.
 pub type History = [[i32; 64]; 12];
 
+/// The ordering score of a quiet move: its history entry, by moving piece
+/// and destination.
+#[inline]
+fn quiet_score(pos: &Position, history: &History, m: Move) -> i32 {
+    let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
+    history[piece.to_usize()][m.to().to_usize()]
+}
+
 /// The largest history value (scores are kept in ±this).
 pub const HISTORY_MAX: i32 = 16_384;
 
@@ -211,8 +219,7 @@ impl MovePicker {
                     pos.generate_quiets(&mut self.list);
                     for i in 0..self.list.len() {
                         let m = self.list[i];
-                        let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
-                        self.scores[i] = history[piece.to_usize()][m.to().to_usize()];
+                        self.scores[i] = quiet_score(pos, history, m);
                     }
                     self.next = 0;
                     self.stage = Stage::Quiets;
@@ -238,8 +245,7 @@ impl MovePicker {
                         self.scores[i] = if pos.is_capture_or_promotion(m) {
                             1 << 20 | capture_score(pos, m)
                         } else {
-                            let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
-                            history[piece.to_usize()][m.to().to_usize()]
+                            quiet_score(pos, history, m)
                         };
                     }
                     self.next = 0;
