@@ -117,22 +117,27 @@ def cmd_agreement(args):
     fens = sample_positions(args.positions)
     ref = reference(fens)
     print(f"{len(fens)} positions from the shared Lichess 2016-05 games; reference: Stockfish 15.1 depth 16")
-    print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7}  score correlation with SF same depth")
-    engines = {k: open_engine(k) for k in ("kibitz", "stockfish")}
+    print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7} {'nodes/pos':>9}  score correlation with SF same depth")
+    kinds = ("kibitz",) if args.kibitz_only else ("kibitz", "stockfish")
+    engines = {k: open_engine(k) for k in kinds}
     for depth in args.depths:
         row = {}
         for kind, e in engines.items():
-            res, secs = analyse_all(e, fens, depth)
+            nodes = []
+            res, secs = analyse_all(e, fens, depth, nodes)
             agree = sum(1 for (m, _), (r, _) in zip(res, ref) if m == r) / len(fens)
-            row[kind] = (res, secs, agree)
-        kres, sres = row["kibitz"][0], row["stockfish"][0]
-        clip = lambda v: max(-1000, min(1000, v))
-        corr = pearson([clip(s) for _, s in kres], [clip(s) for _, s in sres])
-        same = sum(1 for (a, _), (b, _) in zip(kres, sres) if a == b) / len(fens)
-        for kind in ("kibitz", "stockfish"):
-            res, secs, agree = row[kind]
-            extra = f"  r = {corr:.3f}, same move as SF d{depth}: {same:.1%}" if kind == "kibitz" else ""
-            print(f"{kind:<10} {depth:>5} {len(fens) / secs:>8.1f} {agree:>7.1%}{extra}", flush=True)
+            row[kind] = (res, secs, agree, sum(nodes) / len(fens))
+        extra = ""
+        if "stockfish" in row:
+            kres, sres = row["kibitz"][0], row["stockfish"][0]
+            clip = lambda v: max(-1000, min(1000, v))
+            corr = pearson([clip(s) for _, s in kres], [clip(s) for _, s in sres])
+            same = sum(1 for (a, _), (b, _) in zip(kres, sres) if a == b) / len(fens)
+            extra = f"  r = {corr:.3f}, same move as SF d{depth}: {same:.1%}"
+        for kind in kinds:
+            res, secs, agree, mean_nodes = row[kind]
+            extra = extra if kind == "kibitz" else ""
+            print(f"{kind:<10} {depth:>5} {len(fens) / secs:>8.1f} {agree:>7.1%} {mean_nodes:>9.0f}{extra}", flush=True)
     for e in engines.values():
         e.quit()
 
@@ -210,6 +215,8 @@ def main():
     p.add_argument("command", choices=["suites", "agreement", "speed"])
     p.add_argument("--positions", type=int, default=1000)
     p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
+    p.add_argument("--kibitz-only", action="store_true",
+                   help="agreement: run kibitz alone (Stockfish's depth-16 reference is cached in target/)")
     args = p.parse_args()
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed}[args.command](args)
 

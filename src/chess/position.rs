@@ -1357,9 +1357,9 @@ impl Position {
     }
 
     /// The fast form of [`Position::check_state`], for verifying every ply
-    /// of a replay: the key, pawn key and piece-square score in one pass over
-    /// the pieces (checking the mailbox against the bitboards on the way),
-    /// material from counts, then checkers, blockers, pinners and check
+    /// of a replay: the key, pawn key, piece-square score and material in
+    /// one pass over each piece's bitboard (checking the mailbox against the
+    /// bitboards on the way), then checkers, blockers, pinners and check
     /// squares. The error names the first field that differs.
     pub fn verify_state(&self) -> Result<(), &'static str> {
         let st = self.st();
@@ -1371,43 +1371,41 @@ impl Position {
         {
             return Err("bitboards overlap or disagree with the occupancy");
         }
-        // Square by square over the occupancy, without branches: the mailbox
-        // piece must be in its role's and color's bitboards (with the
-        // disjointness above and the count below, the two representations
-        // agree), and the key, pawn key and score add up.
+        // Piece by piece over its bitboard: each square's mailbox entry must
+        // hold that piece (with the disjointness above and the count below,
+        // the two representations agree), the counts must match, and the
+        // key, pawn key, score and material add up. The piece is a loop
+        // constant, so no square needs its role or color worked out.
         let mut key = 0;
         let mut pawn_key = zobrist::NO_PAWNS;
         let mut psq = Score::ZERO;
-        let mut mismatch = 0u64;
-        for sq in occupied {
-            let raw = self.board[sq.to_usize()];
-            // A missing piece reads as the white pawn and is caught by the
-            // bitboard test unless a white pawn stands there, in which case
-            // the count test catches it.
-            let p = raw.unwrap_or(Piece::WhitePawn);
-            let bit = Bitboard::from(sq);
-            mismatch |= (!(self.by_role[p.role()] & self.by_color[p.color()]) & bit).0
-                | u64::from(raw.is_none());
-            let k = zobrist::piece_square(p, sq);
-            key ^= k;
-            pawn_key ^= k & 0u64.wrapping_sub(u64::from(p.role() == Role::Pawn));
-            psq += psqt::psq(p, sq);
+        let mut material_key = 0;
+        let mut npm = ByColor::<i32>::default();
+        let mut board_mismatch = false;
+        let mut count_mismatch = false;
+        for piece in Piece::ALL {
+            let pieces = self.pieces(piece.color(), piece.role());
+            let n = pieces.count();
+            count_mismatch |= u32::from(self.piece_count[piece]) != n;
+            material_key ^= zobrist::material_of_count(piece, n);
+            let mut piece_key = 0;
+            for sq in pieces {
+                board_mismatch |= self.board[sq.to_usize()] != Some(piece);
+                piece_key ^= zobrist::piece_square(piece, sq);
+                psq += psqt::psq(piece, sq);
+            }
+            key ^= piece_key;
+            if piece.role() == Role::Pawn {
+                pawn_key ^= piece_key;
+            } else {
+                npm[piece.color()] += n as i32 * psqt::mg_value(piece.role());
+            }
         }
-        if mismatch != 0 {
+        if board_mismatch {
             return Err("mailbox disagrees with the bitboards");
         }
         if self.board.iter().filter(|p| p.is_some()).count() != occupied.count() as usize {
             return Err("mailbox holds pieces the bitboards lack");
-        }
-        let mut material_key = 0;
-        let mut npm = ByColor::<i32>::default();
-        let mut count_mismatch = false;
-        for piece in Piece::ALL {
-            let n = self.pieces(piece.color(), piece.role()).count();
-            count_mismatch |= u32::from(self.piece_count[piece]) != n;
-            material_key ^= zobrist::material_of_count(piece, n);
-            npm[piece.color()] +=
-                n as i32 * psqt::mg_value(piece.role()) * i32::from(piece.role() != Role::Pawn);
         }
         if count_mismatch {
             return Err("piece counts");
@@ -1647,5 +1645,71 @@ impl MoveSink for MoveList {
     fn one(&mut self, m: Move) {
         // Safety: as in `piece`.
         unsafe { self.push_unchecked(m) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `verify_state` (what `replay --verify keys` runs after every move)
+    /// must catch every kind of corruption, each under its own name, and
+    /// pass the uncorrupted position.
+    #[test]
+    fn verify_state_catches_each_corrupted_field() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "4k3/8/8/1b6/8/8/3R4/R3K2r w Q - 0 1",
+        ];
+        type Corruption = (&'static str, fn(&mut Position));
+        let corruptions: [Corruption; 15] = [
+            ("key", |p| p.states.last_mut().unwrap().key ^= 1),
+            ("pawn key", |p| p.states.last_mut().unwrap().copied.pawn_key ^= 1),
+            ("material key", |p| p.states.last_mut().unwrap().copied.material_key ^= 1),
+            ("non-pawn material", |p| {
+                p.states.last_mut().unwrap().copied.non_pawn_material.white += 1
+            }),
+            ("piece-square score", |p| p.states.last_mut().unwrap().copied.psq.mg += 1),
+            ("checkers", |p| p.states.last_mut().unwrap().checkers ^= Square::D4),
+            ("blockers for king", |p| {
+                p.states.last_mut().unwrap().blockers_for_king.black ^= Square::D4
+            }),
+            ("pinners", |p| p.states.last_mut().unwrap().pinners.white ^= Square::D4),
+            ("check squares", |p| p.states.last_mut().unwrap().check_squares.knight ^= Square::D4),
+            ("en-passant square", |p| {
+                let ep = &mut p.states.last_mut().unwrap().copied.ep_square;
+                *ep = if ep.is_some() { None } else { Some(Square::E6) };
+            }),
+            ("castling rights", |p| p.castling_rook = [Some(Square::D4); 4]),
+            ("mailbox disagrees with the bitboards", |p| {
+                let sq = p.king(Color::White).to_usize();
+                p.board[sq] = Some(Piece::WhiteQueen);
+            }),
+            ("mailbox holds pieces the bitboards lack", |p| {
+                let sq = (!p.occupied()).first().unwrap().to_usize();
+                p.board[sq] = Some(Piece::BlackKnight);
+            }),
+            ("piece counts", |p| p.piece_count[Piece::WhitePawn] += 1),
+            ("bitboards overlap or disagree with the occupancy", |p| {
+                p.by_role.knight ^= Square::D4
+            }),
+        ];
+        for fen in fens {
+            let pos = Position::from_fen(fen).unwrap();
+            assert_eq!(pos.verify_state(), Ok(()), "{fen}");
+            for (name, corrupt) in corruptions {
+                let mut bad = pos.clone();
+                corrupt(&mut bad);
+                let got = bad.verify_state();
+                assert!(got.is_err(), "{fen}: {name} corruption passed");
+                // Where a corruption changes more than one derived value (a
+                // set en-passant square also changes the key), an earlier
+                // check may name it; otherwise it must be named exactly.
+                if name != "en-passant square" {
+                    assert_eq!(got, Err(name), "{fen}");
+                }
+            }
+        }
     }
 }
