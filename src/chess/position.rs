@@ -567,10 +567,15 @@ impl Position {
         let Some(pc) = self.board[from.to_usize()] else {
             panic!("do_move: no piece on {from} for {m:?}");
         };
-        // Whether the move checks, from the check squares and blockers
-        // already known (as Stockfish's do_move takes `givesCheck`): most
-        // moves do not, and then the checkers need no attack lookups.
-        let gives_check = self.gives_check(m);
+        // The checkers after a normal move, from the check squares and
+        // blockers already known (as Stockfish's do_move takes
+        // `givesCheck`): a direct check is the moved piece itself, and only
+        // a discovered check needs attack lookups. Castling, promotions and
+        // en passant (rare) recompute them on the new board.
+        let ksq_them = self.king(them);
+        let direct_check = prev.check_squares[pc.role()].contains(to);
+        let discovered_check = prev.blockers_for_king[them].contains(from)
+            && !line(from, to).contains(ksq_them);
         let up = pawn_push(us);
         let mut captured = if m.is_en_passant() {
             Some(Piece::new(them, Role::Pawn))
@@ -654,8 +659,16 @@ impl Position {
         self.side_to_move = them;
         self.game_ply += 1;
 
-        let checkers = if gives_check {
-            self.attackers_to(self.king(them), self.occupied()) & self.by_color[us]
+        let checkers = if m.kind() != MoveKind::Normal {
+            self.attackers_to(ksq_them, self.occupied()) & self.by_color[us]
+        } else if discovered_check {
+            let r = &self.by_role;
+            let occupied = self.occupied();
+            let sliders = (rook_attacks(ksq_them, occupied) & (r.rook | r.queen))
+                | (bishop_attacks(ksq_them, occupied) & (r.bishop | r.queen));
+            (sliders & self.by_color[us]) | if direct_check { Bitboard::from(to) } else { Bitboard::EMPTY }
+        } else if direct_check {
+            Bitboard::from(to)
         } else {
             Bitboard::EMPTY
         };
