@@ -574,8 +574,8 @@ impl Position {
         // en passant (rare) recompute them on the new board.
         let ksq_them = self.king(them);
         let direct_check = prev.check_squares[pc.role()].contains(to);
-        let discovered_check = prev.blockers_for_king[them].contains(from)
-            && !line(from, to).contains(ksq_them);
+        let discovered_check =
+            prev.blockers_for_king[them].contains(from) && !line(from, to).contains(ksq_them);
         let up = pawn_push(us);
         let mut captured = if m.is_en_passant() {
             Some(Piece::new(them, Role::Pawn))
@@ -666,7 +666,8 @@ impl Position {
             let occupied = self.occupied();
             let sliders = (rook_attacks(ksq_them, occupied) & (r.rook | r.queen))
                 | (bishop_attacks(ksq_them, occupied) & (r.bishop | r.queen));
-            (sliders & self.by_color[us]) | if direct_check { Bitboard::from(to) } else { Bitboard::EMPTY }
+            (sliders & self.by_color[us])
+                | if direct_check { Bitboard::from(to) } else { Bitboard::EMPTY }
         } else if direct_check {
             Bitboard::from(to)
         } else {
@@ -1396,24 +1397,33 @@ impl Position {
         let mut npm = ByColor::<i32>::default();
         let mut board_mismatch = false;
         let mut count_mismatch = false;
-        for piece in Piece::ALL {
-            let pieces = self.pieces(piece.color(), piece.role());
-            let n = pieces.count();
+        // Written out once per piece (inlined with the piece a constant), so
+        // that each piece's loop has its own branch for the predictor.
+        let mut add = |piece: Piece| {
+            let (n, piece_key, piece_psq, mismatch) = self.piece_sums(piece);
+            board_mismatch |= mismatch;
             count_mismatch |= u32::from(self.piece_count[piece]) != n;
             material_key ^= zobrist::material_of_count(piece, n);
-            let mut piece_key = 0;
-            for sq in pieces {
-                board_mismatch |= self.board[sq.to_usize()] != Some(piece);
-                piece_key ^= zobrist::piece_square(piece, sq);
-                psq += psqt::psq(piece, sq);
-            }
             key ^= piece_key;
+            psq += piece_psq;
             if piece.role() == Role::Pawn {
                 pawn_key ^= piece_key;
             } else {
                 npm[piece.color()] += n as i32 * psqt::mg_value(piece.role());
             }
-        }
+        };
+        add(Piece::WhitePawn);
+        add(Piece::WhiteKnight);
+        add(Piece::WhiteBishop);
+        add(Piece::WhiteRook);
+        add(Piece::WhiteQueen);
+        add(Piece::WhiteKing);
+        add(Piece::BlackPawn);
+        add(Piece::BlackKnight);
+        add(Piece::BlackBishop);
+        add(Piece::BlackRook);
+        add(Piece::BlackQueen);
+        add(Piece::BlackKing);
         if board_mismatch {
             return Err("mailbox disagrees with the bitboards");
         }
@@ -1481,6 +1491,23 @@ impl Position {
             return Err("castling rights");
         }
         Ok(())
+    }
+
+    /// For `piece`: its count, the xor of its square keys, the sum of its
+    /// piece-square scores, and whether the mailbox disagrees on any of its
+    /// squares.
+    #[inline(always)]
+    fn piece_sums(&self, piece: Piece) -> (u32, u64, Score, bool) {
+        let pieces = self.pieces(piece.color(), piece.role());
+        let mut key = 0;
+        let mut psq = Score::ZERO;
+        let mut mismatch = false;
+        for sq in pieces {
+            mismatch |= self.board[sq.to_usize()] != Some(piece);
+            key ^= zobrist::piece_square(piece, sq);
+            psq += psqt::psq(piece, sq);
+        }
+        (pieces.count(), key, psq, mismatch)
     }
 
     /// Whether a legal en-passant capture exists (what FEN output shows).
