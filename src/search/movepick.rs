@@ -24,6 +24,34 @@ fn quiet_score(pos: &Position, history: &History, m: Move) -> i32 {
     history[piece.to_usize()][m.to().to_usize()]
 }
 
+/// Bits of a sort key that hold the move's place in the list.
+const INDEX_BITS: u32 = MAX_MOVES.trailing_zeros();
+const INDEX_MASK: i32 = (1 << INDEX_BITS) - 1;
+const _: () = assert!(MAX_MOVES.is_power_of_two());
+
+/// The sort key of a move with `score` at `index` in the list: the score
+/// above, and below it the index counted down, so that of equal scores the
+/// one nearer the front has the larger key, and the largest key says where
+/// its move stands. Scores fit with room to spare: history stays within
+/// ±[`HISTORY_MAX`], captures and evasions below 2^21.
+#[inline]
+fn sort_key(score: i32, index: usize) -> i32 {
+    debug_assert!(index < MAX_MOVES && score.unsigned_abs() < 1 << (31 - INDEX_BITS));
+    score << INDEX_BITS | (INDEX_MASK - index as i32)
+}
+
+/// The key `key` re-placed at `index`.
+#[inline]
+fn sort_key_moved(key: i32, index: usize) -> i32 {
+    (key & !INDEX_MASK) | (INDEX_MASK - index as i32)
+}
+
+/// Where the move with sort key `key` stands.
+#[inline]
+fn key_index(key: i32) -> usize {
+    (INDEX_MASK - (key & INDEX_MASK)) as usize
+}
+
 /// The largest history value (scores are kept in ±this).
 pub const HISTORY_MAX: i32 = 16_384;
 
@@ -128,20 +156,27 @@ impl MovePicker {
         picker
     }
 
-    /// Takes the highest-scored move left in the list.
+    /// Records the ordering score of the move at `index`.
+    #[inline]
+    fn set_score(&mut self, index: usize, score: i32) {
+        self.scores[index] = sort_key(score, index);
+    }
+
+    /// Takes the highest-scored move left in the list (the first of equals,
+    /// in the list's current order).
     fn pick_best(&mut self) -> Option<Move> {
         let len = self.list.len();
         if self.next >= len {
             return None;
         }
-        let mut best = self.next;
-        for i in self.next + 1..len {
-            if self.scores[i] > self.scores[best] {
-                best = i;
-            }
-        }
+        // One branch-free maximum over the keys (it vectorizes): the key's
+        // low bits make the first of equal scores the largest and say where
+        // it is.
+        let top = self.scores[self.next..len].iter().copied().fold(i32::MIN, i32::max);
+        let best = key_index(top);
         self.list.as_mut_slice().swap(self.next, best);
-        self.scores.swap(self.next, best);
+        // The move from `next` now stands at `best`: its key must say so.
+        self.scores[best] = sort_key_moved(self.scores[self.next], best);
         let m = self.list[self.next];
         self.next += 1;
         Some(m)
@@ -176,7 +211,7 @@ impl MovePicker {
                     self.list.clear();
                     pos.generate_captures(&mut self.list);
                     for i in 0..self.list.len() {
-                        self.scores[i] = capture_score(pos, self.list[i]);
+                        self.set_score(i, capture_score(pos, self.list[i]));
                     }
                     self.next = 0;
                     self.stage = Stage::GoodCaptures;
@@ -219,7 +254,7 @@ impl MovePicker {
                     pos.generate_quiets(&mut self.list);
                     for i in 0..self.list.len() {
                         let m = self.list[i];
-                        self.scores[i] = quiet_score(pos, history, m);
+                        self.set_score(i, quiet_score(pos, history, m));
                     }
                     self.next = 0;
                     self.stage = Stage::Quiets;
@@ -242,11 +277,12 @@ impl MovePicker {
                     pos.generate_legal(&mut self.list);
                     for i in 0..self.list.len() {
                         let m = self.list[i];
-                        self.scores[i] = if pos.is_capture_or_promotion(m) {
+                        let score = if pos.is_capture_or_promotion(m) {
                             1 << 20 | capture_score(pos, m)
                         } else {
                             quiet_score(pos, history, m)
                         };
+                        self.set_score(i, score);
                     }
                     self.next = 0;
                     self.stage = Stage::Evasions;
