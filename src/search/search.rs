@@ -532,6 +532,7 @@ impl Searcher {
 
         while let Some(m) = picker.next(pos, &self.history) {
             moves_seen += 1;
+            self.tt.prefetch(pos.key_after(m));
             let tactical = pos.is_capture_or_promotion(m);
             let gives_check = pos.gives_check(m);
 
@@ -789,6 +790,7 @@ impl Searcher {
         beta: i32,
         best: &mut QsBest,
     ) -> bool {
+        self.tt.prefetch(pos.key_after(m));
         pos.do_move(m);
         let score = -self.quiescence::<NT>(pos, -beta, -best.alpha, ply + 1, qdepth - 1);
         pos.undo_move(m);
