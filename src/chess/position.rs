@@ -574,8 +574,7 @@ impl Position {
         // en passant (rare) recompute them on the new board.
         let ksq_them = self.king(them);
         let direct_check = prev.check_squares[pc.role()].contains(to);
-        let discovered_check =
-            prev.blockers_for_king[them].contains(from) && !line(from, to).contains(ksq_them);
+        let discovered_check = self.uncovers_check(from, to);
         let up = pawn_push(us);
         let mut captured = if m.is_en_passant() {
             Some(Piece::new(them, Role::Pawn))
@@ -943,6 +942,16 @@ impl Position {
         self.pseudo_legal(m) && self.legal(m)
     }
 
+    /// Whether moving the piece on `from` to `to` uncovers a check from a
+    /// slider of the side to move: the piece stood alone between that
+    /// slider and the enemy king, and leaves the line.
+    #[inline(always)]
+    fn uncovers_check(&self, from: Square, to: Square) -> bool {
+        let them = !self.side_to_move;
+        self.st().blockers_for_king[them].contains(from)
+            && !line(from, to).contains(self.king(them))
+    }
+
     /// Whether the legal move `m` gives check, without making it.
     #[inline]
     pub fn gives_check(&self, m: Move) -> bool {
@@ -971,8 +980,7 @@ impl Position {
         if st.check_squares[pc.role()].contains(to) {
             return true;
         }
-        // Discovered check: a blocker leaves the line to the king.
-        if st.blockers_for_king[!us].contains(from) && !line(from, to).contains(ksq) {
+        if self.uncovers_check(from, to) {
             return true;
         }
         match m.kind() {
