@@ -70,3 +70,28 @@ fn bad_fen_is_a_clear_error() {
     assert_eq!(code, 1);
     assert!(err.contains("invalid fen: side to move"), "{err}");
 }
+
+/// A transposition table the machine cannot give is a clear error before
+/// any work or output, not an aborted process.
+#[test]
+fn an_impossible_hash_is_a_clear_error() {
+    let (code, out, err) = kibitz(&["search", "startpos", "--depth", "2", "--hash", "4294967295"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
+    assert!(out.is_empty(), "{out}");
+
+    let output = std::env::temp_dir().join(format!("kibitz-hash-{}.kbz", std::process::id()));
+    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.pgn");
+    let (code, out, err) = kibitz(&[
+        "annotate",
+        "--quiet",
+        sample,
+        "--hash",
+        "4294967295",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
+    assert!(!output.exists(), "no output file is started");
+}

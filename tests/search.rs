@@ -157,6 +157,10 @@ fn uci_protocol() {
     };
     writeln!(input, "uci").unwrap();
     assert_eq!(wait_for("uciok"), "uciok");
+    // The largest Hash the engine declares: a machine that cannot give it
+    // keeps the table it has and says so; either way the engine answers.
+    writeln!(input, "setoption name Hash value 65536\nisready").unwrap();
+    assert_eq!(wait_for("readyok"), "readyok");
     writeln!(input, "setoption name Hash value 8\nisready").unwrap();
     assert_eq!(wait_for("readyok"), "readyok");
     writeln!(input, "ucinewgame\nposition startpos moves e2e4 e7e5\ngo depth 5").unwrap();

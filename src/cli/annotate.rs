@@ -27,6 +27,7 @@ use crate::{
         file::KbzWriter,
         format::{BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
     },
+    search::Searcher,
 };
 
 /// `--label`.
@@ -211,6 +212,11 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         None => String::new(),
     };
     let searching = label != LabelSource::PgnEval;
+    // Each worker's searcher allocates its table: find out now, before any
+    // output is written, whether a table of that size can be had at all.
+    if label == LabelSource::Search {
+        Searcher::try_new(args.hash as usize).map_err(anyhow::Error::msg)?;
+    }
     let options = Options {
         label,
         depth: if searching && args.nodes.is_none() { args.depth } else { 0 },

@@ -61,7 +61,7 @@ pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
         let mv = pos.parse_uci(m)?;
         pos.do_move(mv);
     }
-    let mut searcher = Searcher::new(args.hash);
+    let mut searcher = Searcher::try_new(args.hash).map_err(anyhow::Error::msg)?;
     let limits = match args.nodes {
         Some(n) => Limits::nodes(n),
         None => Limits::depth(args.depth),

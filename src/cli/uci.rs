@@ -201,9 +201,16 @@ pub fn run() -> Result<ExitCode> {
                 match name.to_ascii_lowercase().as_str() {
                     "hash" => {
                         if let Ok(mib) = value.parse::<usize>() {
-                            engine.hash = mib.clamp(1, 65536);
-                            let hash = engine.hash;
-                            engine.searcher().set_hash(hash);
+                            let mib = mib.clamp(1, 65536);
+                            // A size the machine cannot give leaves the
+                            // table as it was (a GUI may offer any value up
+                            // to the declared maximum).
+                            match engine.searcher().set_hash(mib) {
+                                Ok(()) => engine.hash = mib,
+                                Err(e) => {
+                                    say(&format!("info string {e}; Hash stays {}", engine.hash))
+                                }
+                            }
                         }
                     }
                     "uci_chess960" => {

@@ -230,15 +230,27 @@ fn late_move_limit(depth: i32, improving: bool) -> usize {
 
 impl Searcher {
     /// A searcher with a `hash_mib` MiB table.
+    ///
+    /// # Panics
+    ///
+    /// If the table cannot be allocated: use [`Searcher::try_new`] for a
+    /// size that comes from outside.
     pub fn new(hash_mib: usize) -> Searcher {
+        Searcher::try_new(hash_mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A searcher with a `hash_mib` MiB table, or an error that says the
+    /// table cannot be allocated.
+    pub fn try_new(hash_mib: usize) -> Result<Searcher, String> {
+        let tt = TranspositionTable::try_new(hash_mib)?;
         let mut lmr = Box::new([[0i32; 64]; 64]);
         for (d, row) in lmr.iter_mut().enumerate().skip(1) {
             for (m, r) in row.iter_mut().enumerate().skip(1) {
                 *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as i32;
             }
         }
-        Searcher {
-            tt: TranspositionTable::new(hash_mib),
+        Ok(Searcher {
+            tt,
             eval: EvalTables::new(),
             history: Box::new([[0; 64]; 12]),
             counters: Box::new([[None; 64]; 12]),
@@ -252,7 +264,7 @@ impl Searcher {
             limits: Limits::default(),
             stopped: false,
             stop: Arc::new(AtomicBool::new(false)),
-        }
+        })
     }
 
     /// The flag another thread sets to stop the search.
@@ -271,9 +283,11 @@ impl Searcher {
         self.killers = [[None; 2]; MAX_PLY + 2];
     }
 
-    /// Resizes the table (and clears it).
-    pub fn set_hash(&mut self, mib: usize) {
-        self.tt = TranspositionTable::new(mib);
+    /// Resizes the table (and clears it). When the new size cannot be
+    /// allocated, the table stays as it was and the error says so.
+    pub fn set_hash(&mut self, mib: usize) -> Result<(), String> {
+        self.tt = TranspositionTable::try_new(mib)?;
+        Ok(())
     }
 
     /// Nodes searched by the last (or current) search.

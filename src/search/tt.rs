@@ -79,15 +79,24 @@ enum Store {
 }
 
 impl Store {
-    fn new(count: usize) -> Store {
-        match MmapMut::map_anon(count * std::mem::size_of::<Bucket>()) {
+    /// `count` zeroed buckets, or `None` when the memory cannot be had.
+    fn new(count: usize) -> Option<Store> {
+        let bytes = count.checked_mul(std::mem::size_of::<Bucket>())?;
+        match MmapMut::map_anon(bytes) {
             Ok(map) => {
                 // Advice only: without huge pages the table works the same.
                 #[cfg(target_os = "linux")]
                 let _ = map.advise(memmap2::Advice::HugePage);
-                Store::Mapped(map)
+                Some(Store::Mapped(map))
             }
-            Err(_) => Store::Heap(vec![Bucket::default(); count]),
+            Err(_) => {
+                // Reserved fallibly: an infallible allocation of this size
+                // would abort the process.
+                let mut buckets = Vec::new();
+                buckets.try_reserve_exact(count).ok()?;
+                buckets.resize(count, Bucket::default());
+                Some(Store::Heap(buckets))
+            }
         }
     }
 }
@@ -138,9 +147,23 @@ pub struct TranspositionTable {
 
 impl TranspositionTable {
     /// A table of about `mib` MiB (at least one bucket).
+    ///
+    /// # Panics
+    ///
+    /// If the memory cannot be had: use [`TranspositionTable::try_new`]
+    /// for a size that comes from outside.
     pub fn new(mib: usize) -> TranspositionTable {
-        let count = ((mib.max(1) << 20) / std::mem::size_of::<Bucket>()).max(1);
-        TranspositionTable { buckets: Store::new(count), epoch: 1, age: 0 }
+        TranspositionTable::try_new(mib).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// A table of about `mib` MiB (at least one bucket), or an error that
+    /// says the memory cannot be had.
+    pub fn try_new(mib: usize) -> Result<TranspositionTable, String> {
+        let too_large = || format!("cannot allocate a {mib} MiB transposition table");
+        let bytes = mib.max(1).checked_mul(1 << 20).ok_or_else(too_large)?;
+        let count = (bytes / std::mem::size_of::<Bucket>()).max(1);
+        let buckets = Store::new(count).ok_or_else(too_large)?;
+        Ok(TranspositionTable { buckets, epoch: 1, age: 0 })
     }
 
     /// The size in MiB.
@@ -293,5 +316,15 @@ mod tests {
             tt.clear();
         }
         assert!(tt.probe(0x1234_5678_9abc_def0).is_none());
+    }
+
+    #[test]
+    fn a_table_too_large_is_an_error() {
+        // The byte count overflows, or no machine has the memory.
+        for mib in [usize::MAX, 1 << 40] {
+            let err = TranspositionTable::try_new(mib).err().expect("no such table");
+            assert_eq!(err, format!("cannot allocate a {mib} MiB transposition table"));
+        }
+        assert_eq!(TranspositionTable::try_new(1).unwrap().size_mib(), 1);
     }
 }
