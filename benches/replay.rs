@@ -12,6 +12,8 @@
 //!   (its best on two cores);
 //! * kibitz with `--verify none` for reference (replay without the
 //!   per-move from-scratch check);
+//! * pgn-reader alone, collecting each game's SANs and playing none: the
+//!   parser both kibitz and the peer use, so a floor under both;
 //! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
 //!   /dev/null` when installed.
 //!
@@ -166,6 +168,17 @@ fn peer_single(path: &Path) -> u64 {
     plies
 }
 
+/// pgn-reader alone: games read and their SANs collected, no move played.
+/// kibitz parses with pgn-reader too, so this is a floor under both.
+fn parse_only(path: &Path) -> u64 {
+    let mut reader = Reader::new(open(path));
+    let mut sans = 0;
+    for game in reader.read_games(&mut Collector) {
+        sans += game.expect("io").sans.len() as u64;
+    }
+    sans
+}
+
 fn peer_threads(path: &Path, workers: usize) -> u64 {
     let (send, recv) = crossbeam_channel::bounded::<Game>(128);
     std::thread::scope(|scope| {
@@ -245,6 +258,7 @@ fn main() {
             "peer reader+2 workers",
             "kibitz 1 thread, none",
             "kibitz 2 threads, none",
+            "pgn-reader parse only",
         ];
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
         for _ in 0..rounds {
@@ -256,7 +270,8 @@ fn main() {
                     2 => peer_single(path),
                     3 => peer_threads(path, 2),
                     4 => kibitz(path, 1, "none"),
-                    _ => kibitz(path, 2, "none"),
+                    5 => kibitz(path, 2, "none"),
+                    _ => parse_only(path),
                 };
                 times.push(start.elapsed().as_secs_f64());
                 assert_eq!(plies, expected, "{} counted other plies", names[i]);
@@ -265,7 +280,7 @@ fn main() {
         let rates: Vec<f64> = times.iter_mut().map(|t| expected as f64 / median(t)).collect();
         println!("{label}: {expected} plies");
         for (name, rate) in names.iter().zip(&rates) {
-            println!("  {name:<24} {:>7.2} M plies/s", rate / 1e6);
+            println!("  {name:<24} {:>7.2} M plies/s  {:>6.1} ns/ply", rate / 1e6, 1e9 / rate);
         }
         println!(
             "  ratios, --verify keys: 1 thread {:.2}x (kibitz / peer 1 thread), 2 threads {:.2}x (kibitz / peer best)",
