@@ -14,8 +14,11 @@
 //! ```
 
 use crate::chess::{
+    bitboard::Bitboard,
+    movegen::MoveSink,
     mv::{Move, MoveList},
     position::Position,
+    types::{Role, Square},
 };
 
 /// Leaf nodes at `depth`, the last ply counted in bulk.
@@ -24,14 +27,12 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
         0 => 1,
         1 => u64::from(pos.count_legal()),
         _ => {
-            let mut moves = MoveList::new();
-            pos.generate_legal(&mut moves);
             let mut nodes = 0;
-            for &m in moves.iter() {
+            for_each_legal(pos, |pos, m| {
                 pos.do_move(m);
                 nodes += perft(pos, depth - 1);
                 pos.undo_move(m);
-            }
+            });
             nodes
         }
     }
@@ -42,15 +43,107 @@ pub fn perft_make_leaves(pos: &mut Position, depth: u32) -> u64 {
     if depth == 0 {
         return 1;
     }
-    let mut moves = MoveList::new();
-    pos.generate_legal(&mut moves);
     let mut nodes = 0;
-    for &m in moves.iter() {
+    for_each_legal(pos, |pos, m| {
         pos.do_move(m);
         nodes += if depth == 1 { 1 } else { perft_make_leaves(pos, depth - 1) };
         pos.undo_move(m);
-    }
+    });
     nodes
+}
+
+/// Calls `visit` with each legal move, taken from the generator's target
+/// sets a piece at a time (as cozy-chess iterates its move sets), so no move
+/// list is written and read back. The order differs from
+/// [`Position::generate_legal`]'s.
+#[inline(always)]
+fn for_each_legal(pos: &mut Position, mut visit: impl FnMut(&mut Position, Move)) {
+    let mut sets = MoveSets::default();
+    pos.generate_into::<{ crate::chess::movegen::LEGAL }, _>(&mut sets);
+    for &(from, targets) in &sets.pieces[..sets.piece_len] {
+        for to in targets {
+            visit(pos, Move::normal(from, to));
+        }
+    }
+    for &(targets, delta) in &sets.pawns[..sets.pawn_len] {
+        for to in targets {
+            visit(pos, Move::normal(to.offset_unchecked(-i32::from(delta)), to));
+        }
+    }
+    for &(targets, delta, queen, under) in &sets.promotions[..sets.promotion_len] {
+        for to in targets {
+            let from = to.offset_unchecked(-i32::from(delta));
+            if queen {
+                visit(pos, Move::promotion(from, to, Role::Queen));
+            }
+            if under {
+                for role in [Role::Rook, Role::Bishop, Role::Knight] {
+                    visit(pos, Move::promotion(from, to, role));
+                }
+            }
+        }
+    }
+    for &m in sets.others.iter() {
+        visit(pos, m);
+    }
+}
+
+/// Legal moves kept as the generator yields them: each piece's target set,
+/// pawn moves as target sets with their step, and single moves (castling,
+/// en passant, a pinned pawn's capture) in a list.
+struct MoveSets {
+    /// One entry per call of [`MoveSink::piece`]: the king, then each other
+    /// piece once, a queen twice (diagonal and orthogonal moves). A side has
+    /// at most 16 pieces (positions with more are refused when they are set
+    /// up), so at most 1 + 2 x 15 calls.
+    pieces: [(Square, Bitboard); 32],
+    piece_len: usize,
+    /// Single and double pushes, two capture directions.
+    pawns: [(Bitboard, i8); 4],
+    pawn_len: usize,
+    /// A push and two capture directions.
+    promotions: [(Bitboard, i8, bool, bool); 3],
+    promotion_len: usize,
+    others: MoveList,
+}
+
+impl Default for MoveSets {
+    fn default() -> MoveSets {
+        MoveSets {
+            pieces: [(Square::A1, Bitboard::EMPTY); 32],
+            piece_len: 0,
+            pawns: [(Bitboard::EMPTY, 0); 4],
+            pawn_len: 0,
+            promotions: [(Bitboard::EMPTY, 0, false, false); 3],
+            promotion_len: 0,
+            others: MoveList::new(),
+        }
+    }
+}
+
+impl MoveSink for MoveSets {
+    #[inline(always)]
+    fn piece(&mut self, from: Square, targets: Bitboard) {
+        self.pieces[self.piece_len] = (from, targets);
+        self.piece_len += usize::from(targets.any());
+    }
+
+    #[inline(always)]
+    fn pawns(&mut self, targets: Bitboard, delta: i32) {
+        self.pawns[self.pawn_len] = (targets, delta as i8);
+        self.pawn_len += usize::from(targets.any());
+    }
+
+    #[inline(always)]
+    fn promotions(&mut self, targets: Bitboard, delta: i32, queen: bool, under: bool) {
+        self.promotions[self.promotion_len] = (targets, delta as i8, queen, under);
+        self.promotion_len += usize::from(targets.any());
+    }
+
+    #[inline(always)]
+    fn one(&mut self, m: Move) {
+        self.others.push(m);
+    }
 }
 
 /// Leaf nodes at `depth` below each legal move (`depth >= 1`), in generation
