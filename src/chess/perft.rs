@@ -26,6 +26,15 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         1 => u64::from(pos.count_legal()),
+        2 => {
+            let mut nodes = 0;
+            for_each_legal(pos, |pos, m| {
+                pos.do_move(m);
+                nodes += u64::from(pos.count_legal());
+                pos.undo_move(m);
+            });
+            nodes
+        }
         _ => {
             let mut nodes = 0;
             for_each_legal(pos, |pos, m| {
