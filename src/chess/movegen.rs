@@ -121,7 +121,7 @@ impl Position {
     }
 
     /// The number of legal moves, counted without listing them.
-    #[inline]
+    #[inline(always)]
     pub fn count_legal(&self) -> u32 {
         let mut sink = CountSink(0);
         self.generate_into::<LEGAL, _>(&mut sink);
@@ -130,7 +130,7 @@ impl Position {
 
     /// Generates the legal moves of kind `GEN` ([`CAPTURES`], [`QUIETS`] or
     /// [`LEGAL`]) into `sink`.
-    #[inline]
+    #[inline(always)]
     pub fn generate_into<const GEN: u8, S: MoveSink>(&self, sink: &mut S) {
         let caps = GEN & CAPTURES != 0;
         let quiets = GEN & QUIETS != 0;
