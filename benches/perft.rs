@@ -15,6 +15,7 @@
 //! ```text
 //! cargo bench --bench perft                  # 5 rounds
 //! cargo bench --bench perft -- --rounds 9
+//! cargo bench --bench perft -- --only "position 3" --bulk   # one case, one mode
 //! ```
 
 use std::{hint::black_box, time::Instant};
@@ -154,6 +155,16 @@ fn main() {
         .and_then(|r| r.parse().ok())
         .unwrap_or(5usize);
     let quick = args.iter().any(|a| a == "--quick");
+    // `--only NAME`: the cases whose name starts with NAME; `--bulk` or
+    // `--make-leaves`: one mode (for quick A/B runs of one change).
+    let only = args.iter().position(|a| a == "--only").and_then(|i| args.get(i + 1));
+    let modes: &[bool] = if args.iter().any(|a| a == "--bulk") {
+        &[false]
+    } else if args.iter().any(|a| a == "--make-leaves") {
+        &[true]
+    } else {
+        &[false, true]
+    };
 
     println!(
         "perft, single thread, {rounds} interleaved rounds, median Mnps (ratio = kibitz / peer)"
@@ -162,7 +173,7 @@ fn main() {
         "{:<16} {:<12} {:>9} {:>9} {:>9} {:>8} {:>8}",
         "position", "mode", "kibitz", "cozy", "shakmaty", "k/cozy", "k/shak"
     );
-    for case in &CASES {
+    for case in CASES.iter().filter(|c| only.is_none_or(|o| c.name.starts_with(o.as_str()))) {
         let mut pos = Position::from_fen(case.fen).unwrap();
         let board = Board::from_fen(case.fen, case.chess960).unwrap();
         let mode = if case.chess960 { CastlingMode::Chess960 } else { CastlingMode::Standard };
@@ -173,7 +184,7 @@ fn main() {
         } else {
             (case.depth, case.nodes)
         };
-        for leaves in [false, true] {
+        for &leaves in modes {
             let (mut k, mut c, mut s) = (Vec::new(), Vec::new(), Vec::new());
             for _ in 0..rounds {
                 if leaves {
