@@ -695,6 +695,7 @@ impl Position {
     /// # Panics
     ///
     /// If no move was made.
+    #[inline(always)]
     pub fn undo_move(&mut self, m: Move) {
         assert!(self.states.len() > 1, "undo_move without a move to undo");
         self.side_to_move = !self.side_to_move;
