@@ -121,17 +121,26 @@ impl Position {
     }
 
     /// The number of legal moves, counted without listing them.
+    ///
+    /// Always inlined, generator included: perft counts at every node, and
+    /// a fat-LTO build had left it a call there.
     #[inline(always)]
     pub fn count_legal(&self) -> u32 {
         let mut sink = CountSink(0);
-        self.generate_into::<LEGAL, _>(&mut sink);
+        self.generate_inlined::<LEGAL, _>(&mut sink);
         sink.0
     }
 
     /// Generates the legal moves of kind `GEN` ([`CAPTURES`], [`QUIETS`] or
     /// [`LEGAL`]) into `sink`.
-    #[inline(always)]
+    #[inline]
     pub fn generate_into<const GEN: u8, S: MoveSink>(&self, sink: &mut S) {
+        self.generate_inlined::<GEN, S>(sink);
+    }
+
+    /// [`Position::generate_into`], always inlined where it is called.
+    #[inline(always)]
+    fn generate_inlined<const GEN: u8, S: MoveSink>(&self, sink: &mut S) {
         let caps = GEN & CAPTURES != 0;
         let quiets = GEN & QUIETS != 0;
         let us = self.side_to_move;

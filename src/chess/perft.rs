@@ -31,7 +31,7 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
             for_each_legal(pos, |pos, m| {
                 pos.do_move(m);
                 nodes += u64::from(pos.count_legal());
-                pos.undo_move(m);
+                pos.undo_move_inlined(m);
             });
             nodes
         }
@@ -40,7 +40,7 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
             for_each_legal(pos, |pos, m| {
                 pos.do_move(m);
                 nodes += perft(pos, depth - 1);
-                pos.undo_move(m);
+                pos.undo_move_inlined(m);
             });
             nodes
         }
@@ -56,7 +56,7 @@ pub fn perft_make_leaves(pos: &mut Position, depth: u32) -> u64 {
     for_each_legal(pos, |pos, m| {
         pos.do_move(m);
         nodes += if depth == 1 { 1 } else { perft_make_leaves(pos, depth - 1) };
-        pos.undo_move(m);
+        pos.undo_move_inlined(m);
     });
     nodes
 }
