@@ -26,6 +26,10 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
     match depth {
         0 => 1,
         1 => u64::from(pos.count_legal()),
+        // The last ply but one counts each child in place. An arm of its
+        // own: folded into the arm below as `if depth == 2`, the loop also
+        // holds the recursive call and measured about 2% slower on
+        // position 3 (alternating bench runs).
         2 => {
             let mut nodes = 0;
             for_each_legal(pos, |pos, m| {

@@ -27,7 +27,7 @@ use crate::{
         file::KbzWriter,
         format::{BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
     },
-    search::Searcher,
+    search::tt::TranspositionTable,
 };
 
 /// `--label`.
@@ -213,9 +213,10 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     };
     let searching = label != LabelSource::PgnEval;
     // Each worker's searcher allocates its table: find out now, before any
-    // output is written, whether a table of that size can be had at all.
+    // output is written, whether a table of that size can be had at all
+    // (the table is the only part of a searcher that can fail).
     if label == LabelSource::Search {
-        Searcher::try_new(args.hash as usize).map_err(anyhow::Error::msg)?;
+        TranspositionTable::try_new(args.hash as usize).map_err(anyhow::Error::msg)?;
     }
     let options = Options {
         label,
