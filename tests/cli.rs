@@ -94,4 +94,26 @@ fn an_impossible_hash_is_a_clear_error() {
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
     assert!(!output.exists(), "no output file is started");
+
+    let (code, out, err) = kibitz(&["bench", "2", "--hash", "4294967295"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
+
+    // Labels from the games' own evals search nothing, so no table of
+    // that size is wanted (this used to abort in every worker).
+    let (code, out, err) = kibitz(&[
+        "annotate",
+        "--quiet",
+        sample,
+        "--label",
+        "pgn-eval",
+        "--hash",
+        "4294967295",
+        "-o",
+        output.to_str().unwrap(),
+    ]);
+    let written = output.exists();
+    let _ = std::fs::remove_file(&output);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(written, "{out}{err}");
 }

@@ -130,7 +130,7 @@ const BENCH_SIGNATURE_DEPTH_6: u64 = 106884;
 
 #[test]
 fn bench_signature() {
-    let result = bench::run(6, 16, |_, _, _| {});
+    let result = bench::run(6, 16, |_, _, _| {}).expect("a 16 MiB table");
     assert_eq!(result.positions, 52);
     assert_eq!(result.nodes, BENCH_SIGNATURE_DEPTH_6);
 }

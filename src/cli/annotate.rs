@@ -6,13 +6,13 @@ use std::{
     path::PathBuf,
     process::ExitCode,
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
     time::Instant,
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use crate::{
@@ -27,7 +27,6 @@ use crate::{
         file::KbzWriter,
         format::{BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
     },
-    search::tt::TranspositionTable,
 };
 
 /// `--label`.
@@ -212,12 +211,23 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         None => String::new(),
     };
     let searching = label != LabelSource::PgnEval;
-    // Each worker's searcher allocates its table: find out now, before any
-    // output is written, whether a table of that size can be had at all
-    // (the table is the only part of a searcher that can fail).
-    if label == LabelSource::Search {
-        TranspositionTable::try_new(args.hash as usize).map_err(anyhow::Error::msg)?;
-    }
+    // Each worker owns a searcher with its own table. They are all
+    // allocated here, before the pipeline starts: a `--hash` the machine
+    // cannot give once per thread is a clear error, not a worker's panic
+    // after output has begun. With PGN evals nothing is searched, so the
+    // (unused) searchers get the smallest table.
+    let searchers = match label {
+        LabelSource::Engine => Vec::new(),
+        LabelSource::Search | LabelSource::PgnEval => {
+            let hash = if label == LabelSource::Search { args.hash as usize } else { 1 };
+            let nodes = args.nodes.unwrap_or(0);
+            (0..threads)
+                .map(|_| SearchLabeller::try_new(args.depth, nodes, hash))
+                .collect::<Result<Vec<_>, String>>()
+                .map_err(|e| anyhow!("{e} for each of {threads} worker threads"))?
+        }
+    };
+    let searchers = Mutex::new(searchers);
     let options = Options {
         label,
         depth: if searching && args.nodes.is_none() { args.depth } else { 0 },
@@ -305,13 +315,18 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let mut dropped = 0u64;
     let max_games = options.max_games;
 
-    let hash = args.hash as usize;
-    let depth = args.depth;
-    let nodes = args.nodes.unwrap_or(0);
+    // `run` calls this once per worker thread, and there is a searcher
+    // for each.
     let make_labeller = || -> Box<dyn Labeller> {
         match &engine_config {
             Some(c) => Box::new(EngineLabeller::new(c.clone())),
-            None => Box::new(SearchLabeller::new(depth, nodes, hash)),
+            None => Box::new(
+                searchers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop()
+                    .expect("a searcher per worker"),
+            ),
         }
     };
     run::run(

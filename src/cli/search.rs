@@ -109,7 +109,8 @@ pub fn run_bench(args: BenchArgs) -> Result<ExitCode> {
         if args.verbose {
             let _ = writeln!(out, "position {:>2} nodes {:>10} {fen}", i + 1, nodes);
         }
-    });
+    })
+    .map_err(anyhow::Error::msg)?;
     writeln!(out, "positions {}", result.positions)?;
     writeln!(out, "depth {}", args.depth)?;
     writeln!(out, "nodes {}", result.nodes)?;

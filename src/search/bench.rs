@@ -45,13 +45,14 @@ pub fn positions() -> Vec<String> {
 }
 
 /// Searches every bench position to `depth` with a `hash_mib` table,
-/// clearing the searcher before each.
+/// clearing the searcher before each. The error says the table cannot be
+/// allocated.
 pub fn run(
     depth: i32,
     hash_mib: usize,
     mut on_position: impl FnMut(usize, &str, u64),
-) -> BenchResult {
-    let mut searcher = Searcher::new(hash_mib);
+) -> Result<BenchResult, String> {
+    let mut searcher = Searcher::try_new(hash_mib)?;
     let start = Instant::now();
     let mut nodes = 0;
     let fens = positions();
@@ -62,5 +63,5 @@ pub fn run(
         nodes += result.nodes;
         on_position(i, fen, result.nodes);
     }
-    BenchResult { positions: fens.len(), nodes, elapsed: start.elapsed() }
+    Ok(BenchResult { positions: fens.len(), nodes, elapsed: start.elapsed() })
 }
