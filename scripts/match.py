@@ -5,6 +5,11 @@ played with both colours. Prints wins/draws/losses and an Elo estimate with
 a 95% interval.
 
     python3 scripts/match.py --games 200 --kibitz-depth 8 --sf-depth 8 --skill 10
+
+With --baseline PATH the opponent is another kibitz binary at the same
+depth instead (an A/B match of a change, same openings, both colours):
+
+    python3 scripts/match.py --games 400 --kibitz-depth 7 --baseline /tmp/kibitz-before
 """
 import argparse
 import io
@@ -66,11 +71,19 @@ def main():
     p.add_argument("--sf-depth", type=int, default=8)
     p.add_argument("--skill", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--baseline", help="play this kibitz binary (at --kibitz-depth) instead of Stockfish")
     args = p.parse_args()
     kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
-    sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
-    sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
     kib.configure({"Hash": 16})
+    if args.baseline:
+        sf = chess.engine.SimpleEngine.popen_uci([args.baseline, "uci"])
+        sf.configure({"Hash": 16})
+        args.sf_depth = args.kibitz_depth
+        opponent = f"baseline {args.baseline}"
+    else:
+        sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+        sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
+        opponent = f"Stockfish 15.1 Skill {args.skill}"
     limits = {"kibitz": chess.engine.Limit(depth=args.kibitz_depth), "sf": chess.engine.Limit(depth=args.sf_depth)}
     wins = draws = losses = 0
     scores = []
@@ -92,7 +105,7 @@ def main():
             lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)
             print(f"{n} games: +{wins} ={draws} -{losses}, score {mean:.3f}, "
                   f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz d{args.kibitz_depth} "
-                  f"vs Stockfish 15.1 Skill {args.skill} d{args.sf_depth})", flush=True)
+                  f"vs {opponent} d{args.sf_depth})", flush=True)
         if len(scores) >= args.games:
             break
     kib.quit()
