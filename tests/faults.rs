@@ -498,6 +498,34 @@ fn kbz_cut_at_every_block_boundary_reads_as_incomplete_and_resumes() {
     assert!(std::fs::read(&cut).unwrap() == bytes, "resuming a complete file changed it");
 }
 
+/// With `--max-games`, a run cut at any block boundary and resumed writes
+/// the whole file, not one that stops short (the games skipped on resuming
+/// were once counted twice against the limit) and calls itself complete.
+#[test]
+fn resume_with_max_games_writes_the_whole_file() {
+    let dir = TempDir::new("kbzcutmax");
+    let whole = dir.path("whole.kbz");
+    // 30 games: several chunks (about ten games each when searching).
+    let limit = ["--max-games", "30"];
+    assert_eq!(annotate_small(&dir, &whole, &limit).0, 0);
+    let bytes = std::fs::read(&whole).unwrap();
+    let mut ends = Vec::new();
+    let mut at = 0;
+    while let Some(end) = kibitz::io::source::zstd_frame_end(&bytes, at) {
+        ends.push(end);
+        at = end;
+    }
+    // Header, fifteen blocks of two games, end marker.
+    assert!(ends.len() >= 16, "{} frames", ends.len());
+    let cut = dir.path("cut.kbz");
+    for &p in &ends[1..ends.len() - 1] {
+        std::fs::write(&cut, &bytes[..p]).unwrap();
+        let (code, _, err) = annotate_small(&dir, &cut, &[&limit[..], &["--resume"]].concat());
+        assert_eq!(code, 0, "resume after cut at {p}: {err}");
+        assert!(std::fs::read(&cut).unwrap() == bytes, "resume after cut at {p} differs");
+    }
+}
+
 #[test]
 fn merge_refuses_an_incomplete_shard_and_leaves_nothing() {
     let dir = TempDir::new("mergecut");

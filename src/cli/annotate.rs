@@ -368,9 +368,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         builder.labels_written,
                         stats.searched as f64 / secs
                     ));
-                    if builder.full
-                        || (max_games > 0 && stats.games_read + resume_from >= max_games)
-                    {
+                    // `games_read` counts from the input's first game, the
+                    // games skipped on resuming included.
+                    if builder.full || (max_games > 0 && stats.games_read >= max_games) {
                         return false;
                     }
                 }
