@@ -145,6 +145,15 @@ fn uci_protocol() {
         .unwrap();
     let mut input = child.stdin.take().unwrap();
     let mut output = BufReader::new(child.stdout.take().unwrap());
+    // A hang fails the test instead of stalling it: kill the engine after
+    // two minutes (its output then ends and `wait_for` panics).
+    let (done, watchdog) = std::sync::mpsc::channel::<()>();
+    let pid = child.id().to_string();
+    let guard = std::thread::spawn(move || {
+        if watchdog.recv_timeout(std::time::Duration::from_secs(120)).is_err() {
+            let _ = Command::new("kill").args(["-9", &pid]).status();
+        }
+    });
     let mut wait_for = |prefix: &str| -> String {
         let mut line = String::new();
         loop {
@@ -186,6 +195,21 @@ fn uci_protocol() {
     assert!(wait_for("bestmove").starts_with("bestmove "));
     writeln!(input, "go wtime 1000 btime 1000").unwrap();
     assert!(wait_for("bestmove").starts_with("bestmove "));
-    writeln!(input, "quit").unwrap();
+    // A stop read straight after `go` is not lost (the search once cleared
+    // it on starting, and the engine waited forever), and a search stopped
+    // at once, or limited to one node, still gives a legal move.
+    let legal = |best: &str| {
+        let mv = best.split_whitespace().nth(1).unwrap();
+        Position::startpos().parse_uci(mv).is_ok()
+    };
+    writeln!(input, "position startpos\ngo infinite\nstop").unwrap();
+    let best = wait_for("bestmove");
+    assert!(legal(&best), "{best}");
+    writeln!(input, "go nodes 1").unwrap();
+    let best = wait_for("bestmove");
+    assert!(legal(&best), "{best}");
+    writeln!(input, "go infinite\nquit").unwrap();
     assert!(child.wait().unwrap().success());
+    let _ = done.send(());
+    guard.join().unwrap();
 }

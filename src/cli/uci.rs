@@ -146,6 +146,9 @@ impl Engine {
             None => Searcher::new(self.hash),
         };
         let flag = searcher.stop_flag();
+        // Cleared here, before the thread starts: a `stop` read right after
+        // this `go` sets it again and the search sees it.
+        flag.store(false, Ordering::Relaxed);
         let mut pos = self.position.clone();
         let handle = std::thread::spawn(move || {
             let chess960 = pos.is_chess960();

@@ -220,6 +220,9 @@ pub struct Searcher {
     seldepth: usize,
     limits: Limits,
     stopped: bool,
+    /// Whether an iteration has completed (before that, nothing stops the
+    /// search: there would be no move to give).
+    has_move: bool,
     stop: Arc<AtomicBool>,
 }
 
@@ -263,11 +266,14 @@ impl Searcher {
             seldepth: 0,
             limits: Limits::default(),
             stopped: false,
+            has_move: false,
             stop: Arc::new(AtomicBool::new(false)),
         })
     }
 
-    /// The flag another thread sets to stop the search.
+    /// The flag another thread sets to stop the search. A search does not
+    /// clear it (so a stop sent just before the search starts is not lost):
+    /// clear it before starting one. The first iteration always completes.
     pub fn stop_flag(&self) -> Arc<AtomicBool> {
         self.stop.clone()
     }
@@ -305,12 +311,17 @@ impl Searcher {
         if self.stopped {
             return true;
         }
-        if self.nodes & 1023 == 0 {
+        // The first iteration (depth 1, a few hundred nodes at most) always
+        // completes, so that a stopped search still has a move to give.
+        if !self.has_move {
+            return false;
+        }
+        if let Some(n) = self.limits.nodes
+            && self.nodes >= n
+        {
+            self.stopped = true;
+        } else if self.nodes & 1023 == 0 {
             if self.stop.load(Ordering::Relaxed) {
-                self.stopped = true;
-            } else if let Some(n) = self.limits.nodes
-                && self.nodes >= n
-            {
                 self.stopped = true;
             } else if let Some(d) = self.limits.deadline
                 && Instant::now() >= d
@@ -334,7 +345,10 @@ impl Searcher {
         self.nodes = 0;
         self.seldepth = 0;
         self.stopped = false;
-        self.stop.store(false, Ordering::Relaxed);
+        self.has_move = false;
+        // The stop flag is not cleared here: a stop sent before this thread
+        // got this far must still stop it. The caller clears it before
+        // starting a search.
         self.tt.new_search();
         self.killers = [[None; 2]; MAX_PLY + 2];
         self.stack = [StackEntry::default(); MAX_PLY + 4];
@@ -372,6 +386,7 @@ impl Searcher {
             let pv: Vec<Move> = self.pv[0][..self.pv_len[0]].iter().flatten().copied().collect();
             let Some(&best) = pv.first() else { break };
             score = s;
+            self.has_move = true;
             result = SearchResult {
                 best: Some(best),
                 score,
