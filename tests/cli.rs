@@ -117,3 +117,38 @@ fn an_impossible_hash_is_a_clear_error() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(written, "{out}{err}");
 }
+
+/// An output that is one of the inputs (by any path) is refused before it
+/// is created or truncated: the input would be gone before it is read.
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let dir = std::env::temp_dir().join(format!("kibitz-same-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let pgn = dir.join("in.pgn");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.pgn"), &pgn).unwrap();
+    let kbz = dir.join("a.kbz");
+    let p = |p: &std::path::Path| p.to_str().unwrap().to_string();
+    let (code, _, err) = kibitz(&["annotate", "--quiet", "--depth", "1", &p(&pgn), "-o", &p(&kbz)]);
+    assert_eq!(code, 0, "{err}");
+    let kbz_bytes = std::fs::read(&kbz).unwrap();
+    let pgn_bytes = std::fs::read(&pgn).unwrap();
+    // The same file through another path.
+    let other =
+        format!("{}/../{}/a.kbz", dir.display(), dir.file_name().unwrap().to_str().unwrap());
+    let cases: [Vec<String>; 4] = [
+        vec!["export".into(), p(&kbz), "--format".into(), "jsonl".into(), "-o".into(), p(&kbz)],
+        vec!["export".into(), p(&kbz), "--format".into(), "plain".into(), "-o".into(), other],
+        vec!["merge".into(), p(&kbz), "-o".into(), p(&kbz), "--force".into()],
+        vec!["annotate".into(), "--quiet".into(), p(&pgn), "-o".into(), p(&pgn), "--force".into()],
+    ];
+    for args in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = kibitz(&args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains("it would be overwritten before it is read"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(&kbz).unwrap(), kbz_bytes, "the .kbz input is intact");
+    assert_eq!(std::fs::read(&pgn).unwrap(), pgn_bytes, "the PGN input is intact");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

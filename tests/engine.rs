@@ -154,6 +154,31 @@ fn an_engine_that_cannot_start_is_a_clear_error() {
     assert!(!out.exists(), "no output file for a run that never started");
 }
 
+/// An engine that stops reading its input: writing to it fails with a
+/// broken pipe, which must be an error (exit 1, said), not taken for a
+/// closed standard output (`kibitz ... | head`), which exits quietly with 0.
+#[test]
+fn an_engine_that_stops_reading_is_an_error_not_a_quiet_success() {
+    let dir = TempDir::new("engine-epipe");
+    let engine = dir.path("deaf.sh");
+    // Answers `uci`, closes its input, then lingers: the next command
+    // written (a setoption or isready) meets a pipe nobody reads.
+    std::fs::write(
+        &engine,
+        "#!/bin/sh\nread line\nexec 0<&-\necho 'id name deaf'\necho uciok\nsleep 5\n",
+    )
+    .unwrap();
+    let mut perms = std::fs::metadata(&engine).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&engine, perms).unwrap();
+    let out = dir.path("x.kbz");
+    let sample = sample();
+    let (code, stdout, err) =
+        kibitz(&["annotate", "--quiet", s(&sample), "--engine", s(&engine), "-o", s(&out)], &[]);
+    assert_eq!(code, 1, "{stdout}{err}");
+    assert!(err.contains("the engine exited or stopped reading"), "{err}");
+}
+
 #[test]
 fn an_option_the_engine_lacks_is_refused() {
     let dir = TempDir::new("engine-options");

@@ -178,6 +178,7 @@ fn cpu_seconds() -> (f64, f64) {
 
 /// Runs `kibitz annotate`.
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
+    super::refuse_output_over_input(&args.output, &args.inputs)?;
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if !(0.0..=1.0).contains(&args.sample) {
         bail!("--sample must be between 0 and 1");

@@ -48,6 +48,35 @@ enum Command {
     Tune(tune::TuneArgs),
 }
 
+/// Refuses to write `output` when it is one of `inputs` (the same file,
+/// whatever the paths say): the output is created or truncated before the
+/// input is read, so the input would be lost.
+pub(crate) fn refuse_output_over_input(
+    output: &std::path::Path,
+    inputs: &[std::path::PathBuf],
+) -> anyhow::Result<()> {
+    let Ok(out) = std::fs::metadata(output) else { return Ok(()) };
+    for input in inputs {
+        let Ok(inp) = std::fs::metadata(input) else { continue };
+        #[cfg(unix)]
+        let same = {
+            use std::os::unix::fs::MetadataExt;
+            inp.dev() == out.dev() && inp.ino() == out.ino()
+        };
+        #[cfg(not(unix))]
+        let same = inp.len() == out.len()
+            && std::fs::canonicalize(input).ok() == std::fs::canonicalize(output).ok();
+        if same {
+            anyhow::bail!(
+                "the output {} is the input {}: it would be overwritten before it is read",
+                output.display(),
+                input.display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code: 0 success, 1 usage or input errors.
 pub fn main() -> ExitCode {

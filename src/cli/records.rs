@@ -184,6 +184,9 @@ pub struct ExportArgs {
 
 /// Runs `kibitz export`, block by block.
 pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
+    if let Some(output) = &args.output {
+        super::refuse_output_over_input(output, std::slice::from_ref(&args.file))?;
+    }
     let mut reader = KbzReader::open(&args.file)?;
     let out: Box<dyn Write> = match &args.output {
         Some(p) => Box::new(BufWriter::with_capacity(
@@ -236,6 +239,7 @@ pub struct MergeArgs {
 /// file the unsharded run writes (duplicates dropped here when the run asked
 /// for `--dedup`).
 pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
+    super::refuse_output_over_input(&args.output, &args.files)?;
     let mut readers: Vec<KbzReader> =
         args.files.iter().map(|f| KbzReader::open(f)).collect::<Result<_, _>>()?;
     let first = readers[0].header.clone();
