@@ -428,3 +428,50 @@ fn selection_limits() {
     assert_eq!(dedup["labelled"].as_u64(), Some(a));
     assert_eq!(dedup["skipped_duplicate"].as_u64(), Some(a));
 }
+
+/// Each rejected game is named (file, game number, byte offset, ply, move,
+/// why) on standard error and, with `--errors`, as a JSON line; replay
+/// names them on standard error the same way.
+#[test]
+fn rejected_games_are_located() {
+    let dir = TempDir::new("annotate-rejects");
+    let input = dir.path("bad.pgn");
+    std::fs::write(
+        &input,
+        "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
+         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
+         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n",
+    )
+    .unwrap();
+    let out = dir.path("bad.kbz");
+    let errors = dir.path("errors.jsonl");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        "--quiet",
+        "--depth",
+        "1",
+        s(&input),
+        "-o",
+        s(&out),
+        "--errors",
+        s(&errors),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bad.pgn: game 2 at byte 41, ply 0: bad_position"), "{err}");
+    assert!(err.contains("bad.pgn: game 3 at byte 114, ply 3 (Ke3): illegal_move"), "{err}");
+    let lines: Vec<Value> = std::fs::read_to_string(&errors)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[1]["game"], 3);
+    assert_eq!(lines[1]["offset"], 114);
+    assert_eq!(lines[1]["ply"], 3);
+    assert_eq!(lines[1]["san"], "Ke3");
+    assert_eq!(lines[1]["event"], "illegal");
+
+    let (code, _, err) = kibitz(&["replay", "--quiet", s(&input)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bad.pgn: game 3 at byte 114, ply 3 (Ke3): illegal_move"), "{err}");
+}

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use crate::{
-    cli::replay::{FormatArg, default_threads, input_bytes, progress_bar},
+    cli::replay::{FormatArg, RejectReport, default_threads, input_bytes, progress_bar},
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
         annotate::{AnnotateStats, BlockBuilder, Labeller, SearchLabeller, Worker, input_infos},
@@ -87,6 +87,10 @@ pub struct AnnotateArgs {
     /// Drop positions already labelled (same key) earlier in the run.
     #[arg(long)]
     dedup: bool,
+    /// Write one JSON line per rejected game to FILE (the first few are
+    /// described on standard error either way).
+    #[arg(long, value_name = "FILE")]
+    errors: Option<PathBuf>,
     /// Read at most this many games.
     #[arg(long)]
     max_games: Option<u64>,
@@ -306,6 +310,10 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         },
         count_games: true,
     };
+    let mut rejects = RejectReport::new(args.errors.as_ref())?;
+    // Each input's first game's index in the whole input, for game numbers
+    // within the file.
+    let mut file_first_game = vec![0u64; args.inputs.len()];
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
@@ -353,6 +361,14 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         return false;
                     }
                     stats.add(&result.stats);
+                    for r in &result.rejected {
+                        let game = r.local_game - file_first_game[r.file] + 1;
+                        let name = display_name(&args.inputs[r.file]);
+                        if let Err(e) = rejects.add(&bar, &name, game, r.local_game, r) {
+                            failure = Some(anyhow::Error::new(e).context("writing --errors"));
+                            return false;
+                        }
+                    }
                     for a in result.records {
                         if let Some(block) = builder.push(a, &mut dropped)
                             && let Err(e) = writer.write_block(&block)
@@ -386,12 +402,13 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                     done_bytes += bytes_in;
                     bar.set_position(done_bytes);
                 }
-                Event::Start { .. } => {}
+                Event::Start { file, .. } => file_first_game[file] = stats.games_read,
             }
             true
         },
     );
     bar.finish_and_clear();
+    rejects.finish()?;
     if let Some(e) = failure {
         return Err(e.context(format!("writing {}", args.output.display())));
     }
@@ -433,7 +450,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         )?;
         writeln!(
             out,
-            "games     {} read, {} annotated, {} with an illegal move or bad start",
+            "games     {} read, {} annotated, {} rejected (bad start, or annotated up to a move that cannot be played)",
             stats.games_read, stats.games, stats.rejected
         )?;
         writeln!(

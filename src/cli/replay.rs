@@ -16,7 +16,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use crate::{
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
-        replay::{ReplayOptions, Replayer, Verify},
+        replay::{Rejected, ReplayOptions, Replayer, Verify},
         run::{self, Event, PipelineConfig},
         stats::{FileSummary, Summary},
     },
@@ -90,6 +90,81 @@ pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
+/// Rejected games described on standard error; the rest are counted (the
+/// summary has them by kind, `--errors FILE` every one).
+pub const REJECTS_SHOWN: u64 = 10;
+
+/// How rejected games reach the user: the first [`REJECTS_SHOWN`] as a line
+/// on standard error (file, game number, byte offset, ply, move, why), and
+/// every one as a JSON line in the `--errors` file if there is one.
+pub struct RejectReport {
+    out: Option<BufWriter<File>>,
+    shown: u64,
+    total: u64,
+}
+
+impl RejectReport {
+    /// A report writing JSON lines to `errors`, if given.
+    pub fn new(errors: Option<&PathBuf>) -> Result<RejectReport> {
+        Ok(RejectReport { out: errors.map(create_output).transpose()?, shown: 0, total: 0 })
+    }
+
+    /// Reports `r`, of input `file` (its display name), game `game` of that
+    /// file (from 1) and `index` of the whole input (from 0).
+    pub fn add(
+        &mut self,
+        bar: &ProgressBar,
+        file: &str,
+        game: u64,
+        index: u64,
+        r: &Rejected,
+    ) -> io::Result<()> {
+        self.total += 1;
+        if self.shown < REJECTS_SHOWN {
+            self.shown += 1;
+            let san = if r.san.is_empty() { String::new() } else { format!(" ({})", r.san) };
+            bar.suspend(|| {
+                eprintln!(
+                    "kibitz: {file}: game {game} at byte {}, ply {}{san}: {}: {}",
+                    r.offset,
+                    r.ply,
+                    r.kind.name(),
+                    r.reason
+                )
+            });
+        }
+        if let Some(out) = self.out.as_mut() {
+            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+            if let serde_json::Value::Object(map) = &mut v {
+                map.insert("file".into(), file.into());
+                map.insert("game".into(), game.into());
+                map.insert("index".into(), index.into());
+            }
+            writeln!(out, "{v}")?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the `--errors` file and says how many were not shown.
+    pub fn finish(self) -> Result<()> {
+        if let Some(mut out) = self.out {
+            out.flush().context("writing --errors")?;
+            if self.total > self.shown {
+                eprintln!(
+                    "kibitz: {} more rejected games not shown (all are in the --errors file)",
+                    self.total - self.shown
+                );
+            }
+        } else if self.total > self.shown {
+            eprintln!(
+                "kibitz: {} more rejected games not shown (--errors FILE lists every one)",
+                self.total - self.shown
+            );
+        }
+        Ok(())
+    }
+}
+
 /// The inputs' total size on disk, the progress bar's length; unknown if
 /// one of them is standard input or cannot be read.
 pub fn input_bytes(inputs: &[PathBuf]) -> Option<u64> {
@@ -140,7 +215,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let options =
         ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
     let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
-    let mut errors_out = args.errors.as_ref().map(create_output).transpose()?;
+    let mut rejects = RejectReport::new(args.errors.as_ref())?;
 
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
 
@@ -188,26 +263,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                                 }
                             }
                         }
-                        if let Some(out) = errors_out.as_mut() {
-                            for r in &result.rejected {
-                                let mut v =
-                                    serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
-                                if let serde_json::Value::Object(map) = &mut v {
-                                    map.insert(
-                                        "file".into(),
-                                        display_name(&args.inputs[r.file]).into(),
-                                    );
-                                    map.insert(
-                                        "game".into(),
-                                        (file_game_base[file] + r.local_game + 1).into(),
-                                    );
-                                    map.insert(
-                                        "index".into(),
-                                        (global_game_base + r.local_game).into(),
-                                    );
-                                }
-                                writeln!(out, "{v}")?;
-                            }
+                        for r in &result.rejected {
+                            rejects.add(
+                                &bar,
+                                &display_name(&args.inputs[r.file]),
+                                file_game_base[file] + r.local_game + 1,
+                                global_game_base + r.local_game,
+                                r,
+                            )?;
                         }
                         Ok(())
                     })();
@@ -252,9 +315,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if let Some(mut out) = keys_out {
         out.flush().context("writing --keys")?;
     }
-    if let Some(mut out) = errors_out {
-        out.flush().context("writing --errors")?;
-    }
+    rejects.finish()?;
     let mut stdout = io::stdout().lock();
     if args.json {
         writeln!(stdout, "{}", summary.to_json())?;

@@ -15,13 +15,13 @@ use std::{
 };
 
 use crate::{
-    chess::{mv::Move, position::Position},
+    chess::{mv::Move, position::Position, san::SanError},
     io::{
         epd::EpdLine,
         pgn::{Eval, GameReader, MoveToken, ParsedGame},
         source::{Chunk, Format},
     },
-    pipeline::replay::{VariantKind, set_start_position, variant_kind},
+    pipeline::replay::{RejectKind, Rejected, VariantKind, set_start_position, variant_kind},
     record::{
         chain::walk,
         format::{
@@ -210,6 +210,38 @@ pub struct ChunkAnnotations {
     /// Set when the worker was cancelled part way: the chunk is incomplete
     /// and must not be written.
     pub cancelled: bool,
+    /// The games rejected (a bad start, an unplayable move, unparsable
+    /// text), each with where it is. Here `local_game` holds the game's
+    /// index in the whole input (annotate numbers games as it reads).
+    pub rejected: Vec<Rejected>,
+}
+
+/// A rejected game of the game at `index` (offset and file from `at`).
+fn rejection(
+    at: (usize, u64),
+    index: u64,
+    game: Option<&ParsedGame>,
+    ply: u32,
+    san: String,
+    kind: RejectKind,
+    reason: String,
+) -> Rejected {
+    let tag = |t: fn(&ParsedGame) -> &Vec<u8>| {
+        game.map(|g| String::from_utf8_lossy(t(g)).into_owned()).unwrap_or_default()
+    };
+    Rejected {
+        file: at.0,
+        local_game: index,
+        offset: at.1,
+        ply,
+        san,
+        kind,
+        reason,
+        event: tag(|g| &g.event),
+        site: tag(|g| &g.site),
+        white: tag(|g| &g.white),
+        black: tag(|g| &g.black),
+    }
 }
 
 /// A deterministic coin for `--sample`: the same (seed, game, ply) always
@@ -344,10 +376,19 @@ impl<L: Labeller> Worker<L> {
                             }
                         }
                         Ok(None) => break,
-                        Err(_) => {
+                        Err(e) => {
                             out.stats.games_read += 1;
                             if self.takes(index) {
                                 out.stats.rejected += 1;
+                                out.rejected.push(rejection(
+                                    (chunk.file, before),
+                                    index,
+                                    None,
+                                    0,
+                                    String::new(),
+                                    RejectKind::ParseError,
+                                    e.to_string(),
+                                ));
                             }
                             if reader.position() == before {
                                 break;
@@ -366,9 +407,23 @@ impl<L: Labeller> Worker<L> {
                     let Some(parsed) = EpdLine::parse(line) else { continue };
                     out.stats.games_read += 1;
                     if self.takes(index) {
-                        match parsed.ok().and_then(|l| l.position().ok()) {
-                            Some(pos) => self.epd(pos, index, &mut out),
-                            None => out.stats.rejected += 1,
+                        let position = parsed
+                            .map_err(|e| e.to_string())
+                            .and_then(|l| l.position().map_err(|e| e.to_string()));
+                        match position {
+                            Ok(pos) => self.epd(pos, index, &mut out),
+                            Err(e) => {
+                                out.stats.rejected += 1;
+                                out.rejected.push(rejection(
+                                    self.at,
+                                    index,
+                                    None,
+                                    0,
+                                    String::new(),
+                                    RejectKind::BadPosition,
+                                    e,
+                                ));
+                            }
                         }
                     }
                     index += 1;
@@ -463,8 +518,17 @@ impl<L: Labeller> Worker<L> {
             return;
         }
         let mut pos = self.startpos.clone();
-        if set_start_position(game, &mut pos, &self.startpos).is_err() {
+        if let Err(e) = set_start_position(game, &mut pos, &self.startpos) {
             stats.rejected += 1;
+            out.rejected.push(rejection(
+                self.at,
+                index,
+                Some(game),
+                0,
+                String::new(),
+                RejectKind::BadPosition,
+                format!("[FEN] tag: {e}"),
+            ));
             return;
         }
         stats.games += 1;
@@ -496,10 +560,34 @@ impl<L: Labeller> Worker<L> {
                 out.cancelled = true;
                 return;
             }
-            // The move played from this position, if legal.
-            let played = match game.moves.get(ply) {
-                Some(MoveToken::San(san)) => san.to_move(&pos).ok(),
-                _ => None,
+            // The move played from this position, if legal; if not, why.
+            let (played, refused) = match game.moves.get(ply) {
+                Some(MoveToken::San(san)) => match san.to_move(&pos) {
+                    Ok(m) => (Some(m), None),
+                    Err(e) => {
+                        let (kind, reason) = match e {
+                            SanError::Ambiguous => {
+                                (RejectKind::AmbiguousMove, format!("{e} in {}", pos.fen()))
+                            }
+                            // The chain of positions cannot go through it.
+                            SanError::NullMove => (
+                                RejectKind::UnsupportedMove,
+                                "a null move: the game is annotated up to it".to_string(),
+                            ),
+                            _ => (RejectKind::IllegalMove, format!("{e} in {}", pos.fen())),
+                        };
+                        (None, Some((san.to_string(), kind, reason)))
+                    }
+                },
+                Some(MoveToken::Unsupported(text)) => (
+                    None,
+                    Some((
+                        text.to_string(),
+                        RejectKind::UnsupportedMove,
+                        "not a chess move".into(),
+                    )),
+                ),
+                None => (None, None),
             };
             let eval = pgn_eval
                 .then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
@@ -510,15 +598,25 @@ impl<L: Labeller> Worker<L> {
                 labels.push(label);
                 keys.push(key);
             }
-            let stats = &mut out.stats;
             let Some(m) = played else {
-                if ply < game.moves.len() {
-                    stats.rejected += 1;
+                if let Some((san, kind, reason)) = refused {
+                    out.stats.rejected += 1;
+                    let ply = ply as u32 + 1;
+                    out.rejected.push(rejection(
+                        self.at,
+                        index,
+                        Some(game),
+                        ply,
+                        san,
+                        kind,
+                        reason,
+                    ));
                 }
                 break;
             };
             let Some(i) = move_index(&pos, m) else {
-                stats.rejected += 1;
+                // Unreachable for a legal move; counted, not trusted.
+                out.stats.rejected += 1;
                 break;
             };
             record.moves.push(i);
