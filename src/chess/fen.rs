@@ -299,6 +299,7 @@ impl Position {
     ///
     /// Checked: one king per side, at most 16 pieces and 8 pawns per side,
     /// no pawn on the first or last rank, the side not to move not in check,
+    /// the side to move in check by at most two pieces,
     /// and every castling right backed by a king on its back rank and a rook.
     pub fn from_setup(setup: &Setup, options: FenOptions) -> Result<Position, FenError> {
         let mut pos = Position::empty();
@@ -337,6 +338,18 @@ impl Position {
             return Err(FenError::new(
                 FenField::Board,
                 format!("{them} is in check but it is {} to move", setup.turn),
+            ));
+        }
+        // No move gives check with more than two pieces at once.
+        let us = setup.turn;
+        let checkers = pos.attackers_to(pos.king(us), pos.occupied()) & pos.pieces_of(them);
+        if checkers.count() > 2 {
+            return Err(FenError::new(
+                FenField::Board,
+                format!(
+                    "{us} is in check by {} pieces (at most two is possible)",
+                    checkers.count()
+                ),
             ));
         }
 
@@ -565,6 +578,17 @@ impl std::str::FromStr for Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_than_two_checkers_is_refused() {
+        let err = Position::from_fen("4k3/8/3N1N2/8/8/8/8/4RK2 b - - 0 1").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "invalid fen: board: black is in check by 3 pieces (at most two is possible)"
+        );
+        // Two checkers (a discovered double check) is a position.
+        assert!(Position::from_fen("4k3/8/3N4/8/8/8/8/4RK2 b - - 0 1").is_ok());
+    }
 
     #[test]
     fn round_trips() {

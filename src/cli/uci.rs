@@ -162,7 +162,12 @@ impl Engine {
                     });
                     say(&format!("bestmove {}{}", pos.uci(m), ponder.unwrap_or_default()));
                 }
-                None => say("bestmove 0000"),
+                // No legal move: mated (score mate 0) or stalemated.
+                None => {
+                    let score = if pos.in_check() { "mate 0" } else { "cp 0" };
+                    say(&format!("info depth 0 score {score}"));
+                    say("bestmove 0000");
+                }
             }
             searcher
         });
@@ -214,6 +219,11 @@ pub fn run() -> Result<ExitCode> {
                                     say(&format!("info string {e}; Hash stays {}", engine.hash))
                                 }
                             }
+                        } else {
+                            say(&format!(
+                                "info string Hash {value:?} is not a size in MiB; Hash stays {}",
+                                engine.hash
+                            ));
                         }
                     }
                     "uci_chess960" => {
