@@ -8,6 +8,8 @@
 //! come from other positions and are checked with `pseudo_legal` + `legal`.
 
 use crate::chess::{
+    attacks::{bishop_attacks, knight_attacks, rook_attacks},
+    bitboard::Bitboard,
     mv::{MAX_MOVES, Move, MoveList},
     position::Position,
     types::{Piece, Role},
@@ -16,12 +18,78 @@ use crate::chess::{
 /// History of quiet moves, by moving piece and destination.
 pub type History = [[i32; 64]; 12];
 
+/// Squares the opponent attacks with a pawn; with a pawn or a minor piece;
+/// with a pawn, a minor piece or a rook: where a piece of ours of the next
+/// higher value is threatened.
+#[derive(Clone, Copy, Default)]
+struct Threats {
+    by_pawn: Bitboard,
+    by_minor: Bitboard,
+    by_rook: Bitboard,
+}
+
+impl Threats {
+    fn of(pos: &Position) -> Threats {
+        let them = !pos.side_to_move();
+        let occupied = pos.occupied();
+        let by_pawn = pos.pieces(them, Role::Pawn).pawn_attacks(them);
+        let mut by_minor = by_pawn;
+        for sq in pos.pieces(them, Role::Knight) {
+            by_minor |= knight_attacks(sq);
+        }
+        for sq in pos.pieces(them, Role::Bishop) {
+            by_minor |= bishop_attacks(sq, occupied);
+        }
+        let mut by_rook = by_minor;
+        for sq in pos.pieces(them, Role::Rook) {
+            by_rook |= rook_attacks(sq, occupied);
+        }
+        Threats { by_pawn, by_minor, by_rook }
+    }
+}
+
 /// The ordering score of a quiet move: its history entry, by moving piece
-/// and destination.
+/// and destination; above any history, a piece threatened by a lesser one
+/// that moves out of reach, and below, a piece that moves into such a
+/// threat (as Stockfish's move picker weighs them). Without this, a queen
+/// attacked by a pawn at the last plies was left en prise: its escapes
+/// came after the king's moves and late-move pruning cut them.
 #[inline]
-fn quiet_score(pos: &Position, history: &History, m: Move) -> i32 {
+fn quiet_score(pos: &Position, history: &History, threats: &Threats, m: Move) -> i32 {
     let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
-    history[piece.to_usize()][m.to().to_usize()]
+    let (from, to) = (m.from(), m.to());
+    let threat = match piece.role() {
+        Role::Queen => threats.by_rook,
+        Role::Rook => threats.by_minor,
+        Role::Knight | Role::Bishop => threats.by_pawn,
+        Role::Pawn | Role::King => Bitboard::EMPTY,
+    };
+    let h = HISTORY_MAX;
+    let adjust = if threat.contains(from) {
+        if threat.contains(to) {
+            0
+        } else {
+            match piece.role() {
+                Role::Queen => 7 * h,
+                Role::Rook => 7 * h / 2,
+                _ => 2 * h,
+            }
+        }
+    } else {
+        let into = |b: Bitboard, w: i32| if b.contains(to) { w } else { 0 };
+        match piece.role() {
+            Role::Queen => {
+                into(threats.by_rook, 7 * h)
+                    + into(threats.by_minor, h)
+                    + into(threats.by_pawn, 3 * h)
+            }
+            Role::Rook => into(threats.by_minor, 7 * h / 2) + into(threats.by_pawn, h),
+            Role::Knight | Role::Bishop => into(threats.by_pawn, 2 * h),
+            _ => 0,
+        }
+        .wrapping_neg()
+    };
+    history[piece.to_usize()][to.to_usize()] + adjust
 }
 
 /// Bits of a sort key that hold the move's place in the list.
@@ -252,9 +320,10 @@ impl MovePicker {
                 Stage::GenerateQuiets => {
                     self.list.clear();
                     pos.generate_quiets(&mut self.list);
+                    let threats = Threats::of(pos);
                     for i in 0..self.list.len() {
                         let m = self.list[i];
-                        self.set_score(i, quiet_score(pos, history, m));
+                        self.set_score(i, quiet_score(pos, history, &threats, m));
                     }
                     self.next = 0;
                     self.stage = Stage::Quiets;
@@ -280,7 +349,7 @@ impl MovePicker {
                         let score = if pos.is_capture_or_promotion(m) {
                             1 << 20 | capture_score(pos, m)
                         } else {
-                            quiet_score(pos, history, m)
+                            quiet_score(pos, history, &Threats::default(), m)
                         };
                         self.set_score(i, score);
                     }
