@@ -455,19 +455,25 @@ fn sigterm_closes_cleanly_and_resume_completes() {
     assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&whole).unwrap());
 }
 
+/// Where each zstd frame of a `.kbz` file ends (header, blocks, end
+/// marker), by the frame headers.
+fn frame_ends(bytes: &[u8]) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut at = 0;
+    while let Some(end) = kibitz::io::source::zstd_frame_end(bytes, at) {
+        ends.push(end);
+        at = end;
+    }
+    ends
+}
+
 #[test]
 fn kbz_cut_at_every_block_boundary_reads_as_incomplete_and_resumes() {
     let dir = TempDir::new("kbzcut");
     let whole = dir.path("whole.kbz");
     assert_eq!(annotate_small(&dir, &whole, &[]).0, 0);
     let bytes = std::fs::read(&whole).unwrap();
-    // Frame ends, by the zstd frame headers.
-    let mut ends = Vec::new();
-    let mut at = 0;
-    while let Some(end) = kibitz::io::source::zstd_frame_end(&bytes, at) {
-        ends.push(end);
-        at = end;
-    }
+    let ends = frame_ends(&bytes);
     assert_eq!(*ends.last().unwrap(), bytes.len());
     assert!(ends.len() >= 10, "{} frames", ends.len());
     let cut = dir.path("cut.kbz");
@@ -509,12 +515,7 @@ fn resume_with_max_games_writes_the_whole_file() {
     let limit = ["--max-games", "30"];
     assert_eq!(annotate_small(&dir, &whole, &limit).0, 0);
     let bytes = std::fs::read(&whole).unwrap();
-    let mut ends = Vec::new();
-    let mut at = 0;
-    while let Some(end) = kibitz::io::source::zstd_frame_end(&bytes, at) {
-        ends.push(end);
-        at = end;
-    }
+    let ends = frame_ends(&bytes);
     // Header, fifteen blocks of two games, end marker.
     assert!(ends.len() >= 16, "{} frames", ends.len());
     let cut = dir.path("cut.kbz");
