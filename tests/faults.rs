@@ -128,6 +128,30 @@ fn binary_devices_and_utf16_are_refused_at_once() {
     assert!(inspected.contains("games     20"), "{inspected}");
 }
 
+/// Archives kibitz does not decompress are named, so the user knows what
+/// to do; random bytes (few NULs, many control bytes) are binary data. Both
+/// were once parsed as a few empty games with exit code 0.
+#[test]
+fn archives_and_random_bytes_are_refused() {
+    let dir = TempDir::new("archives");
+    let mut rng = Rng::new(11);
+    let noise: Vec<u8> = (0..100_000).map(|_| rng.below(255) as u8 + 1).collect();
+    let cases: [(&str, &[u8], &str); 4] = [
+        ("a.pgn.bz2", b"BZh91AY&SY", "bzip2-compressed data: kibitz reads zstd and gzip"),
+        ("a.pgn.xz", b"\xfd7zXZ\x00\x00\x04", "xz-compressed data"),
+        ("a.zip", b"PK\x03\x04\x14\x00", "zip-compressed data"),
+        ("noise.pgn", b"", "binary data, not PGN or EPD text"),
+    ];
+    for (name, magic, expected) in cases {
+        let path = dir.path(name);
+        std::fs::write(&path, [magic, &noise[..]].concat()).unwrap();
+        let (code, v, err) = replay_json(&[s(&path), s(&sample())]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.contains(&format!("{name} at byte 0: {expected}")), "{name}: {err}");
+        assert_eq!(games(&v), 20, "{name}: the sample after it is read whole");
+    }
+}
+
 #[test]
 fn endless_stream_stops_at_max_bytes() {
     // A writer that never stops: the same moves for ever on standard input.

@@ -345,6 +345,22 @@ mod corpus {
         assert_eq!(nulls["null_moves"], 1);
     }
 
+    /// EPD files that end every line with a NUL byte (about 1.5% of their
+    /// bytes) are text: every line is read as a position. They were once
+    /// refused as binary data.
+    #[test]
+    fn epd_files_with_nul_line_ends_are_read() {
+        for (file, lines) in [
+            ("perft/chess-epds_perft.epd", 174),
+            ("perft/chess-epds_perft-ferdy-double-checks.epd", 184),
+            ("epd/chess-epds_kaufman.epd", 25),
+        ] {
+            let (code, v, err) = replay(&[s(&shared(file))]);
+            assert_eq!(code, 0, "{file}: {err}");
+            assert_eq!(counts(&v), (lines, 0, 0), "{file}");
+        }
+    }
+
     #[test]
     fn illegal_move_located_exactly() {
         let dir = TempDir::new("corpus-illegal");

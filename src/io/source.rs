@@ -80,20 +80,54 @@ pub fn sniff_format(text: &[u8]) -> Format {
     if looks_like_fen { Format::Epd } else { Format::Pgn }
 }
 
-/// Whether the start of an input is binary: PGN and EPD text holds no NUL
-/// bytes, so more than 1% of them in the first 64 KiB means binary data
-/// (or UTF-16 text), refused at once instead of being scanned for games
-/// that are not there (`/dev/zero` would otherwise be read for ever). A
-/// stray NUL in a text file is left to the parser (one bad game). Returns
-/// the NUL count and the bytes looked at.
-pub fn binary_at(text: &[u8]) -> Option<(usize, usize)> {
+/// Why the start of an input is not PGN or EPD text, if it is not: an
+/// archive kibitz does not decompress (bzip2, xz, zip, 7z, lz4: named, so
+/// the user knows to decompress it first), or binary data, refused at once
+/// instead of being scanned for games that are not there (`/dev/zero`
+/// would otherwise be read for ever, and a `.pgn.bz2` read as a few empty
+/// games). In the first 64 KiB: more than 10% NUL bytes (zeros, UTF-16
+/// text; some EPD files end every line with a NUL, about 1.5% of their
+/// bytes, and are text), or more than 1% other control bytes (random or
+/// compressed data has about 11%; text has next to none).
+pub fn binary_at(text: &[u8]) -> Option<String> {
+    const ARCHIVES: [(&[u8], &str, &str); 6] = [
+        (b"BZh", "bzip2", "bzip2 -dc"),
+        (b"\xfd7zXZ\x00", "xz", "xz -dc"),
+        (b"PK\x03\x04", "zip", "unzip -p"),
+        (b"7z\xbc\xaf\x27\x1c", "7z", "7z x -so"),
+        (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"),
+        (b"\x5d\x00\x00", "lzma", "xz -dc"),
+    ];
+    for (magic, name, tool) in ARCHIVES {
+        if text.starts_with(magic)
+            && (name != "bzip2" || text.get(3).is_some_and(u8::is_ascii_digit))
+        {
+            return Some(format!(
+                "{name}-compressed data: kibitz reads zstd and gzip; decompress it first \
+                 (for example `{tool} FILE | kibitz ... -`): input skipped"
+            ));
+        }
+    }
     let head = &text[..text.len().min(1 << 16)];
     let nuls = memchr::memchr_iter(0, head).count();
-    (nuls > 0 && nuls * 100 > head.len()).then_some((nuls, head.len()))
-}
-
-fn binary_message((nuls, len): (usize, usize)) -> String {
-    format!("binary data, not PGN or EPD text ({nuls} NUL bytes in the first {len}): input skipped")
+    if nuls * 10 > head.len() {
+        return Some(format!(
+            "binary data, not PGN or EPD text ({nuls} NUL bytes in the first {}): input skipped",
+            head.len()
+        ));
+    }
+    // Control bytes other than NUL, tab, line feed, form feed and carriage
+    // return (and DOS's end-of-file mark).
+    let controls = head
+        .iter()
+        .filter(|&&b| (b < 0x20 && !b"\0\t\n\x0c\r\x1a".contains(&b)) || b == 0x7f)
+        .count();
+    (controls * 100 > head.len()).then(|| {
+        format!(
+            "binary data, not PGN or EPD text ({controls} control bytes in the first {}): input skipped",
+            head.len()
+        )
+    })
 }
 
 /// Chunking parameters.
@@ -393,8 +427,8 @@ impl InputReader<'_, '_> {
             Compression::Plain => {
                 let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
                 self.send(InputEvent::Start { file, size: Some(size), compression, format });
-                if let Some(at) = binary_at(map) {
-                    self.error(Some(0), binary_message(at));
+                if let Some(why) = binary_at(map) {
+                    self.error(Some(0), why);
                     return (size, 0);
                 }
                 let mut start = 0;
@@ -563,8 +597,8 @@ impl InputReader<'_, '_> {
             if let Some((size, compression, format)) = pending_start.take() {
                 let format = format.unwrap_or_else(|| sniff_format(data));
                 self.send(InputEvent::Start { file, size, compression, format });
-                if let Some(at) = binary_at(data) {
-                    self.error(Some(0), binary_message(at));
+                if let Some(why) = binary_at(data) {
+                    self.error(Some(0), why);
                     return 0;
                 }
                 splitter = Some(Splitter::new(format, self.config));
@@ -708,8 +742,8 @@ impl InputReader<'_, '_> {
                                 compression: Compression::Zstd,
                                 format,
                             });
-                            if let Some(at) = binary_at(&text) {
-                                self.error(Some(0), binary_message(at));
+                            if let Some(why) = binary_at(&text) {
+                                self.error(Some(0), why);
                                 return (range.end as u64, 0);
                             }
                             splitter = Some(Splitter::new(format, self.config));
