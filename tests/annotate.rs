@@ -474,4 +474,78 @@ fn rejected_games_are_located() {
     let (code, _, err) = kibitz(&["replay", "--quiet", s(&input)]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("bad.pgn: game 3 at byte 114, ply 3 (Ke3): illegal_move"), "{err}");
+
+    // Game numbers count within each file, whatever the threads.
+    let second = dir.path("bad2.pgn");
+    std::fs::copy(&input, &second).unwrap();
+    let out2 = dir.path("two.kbz");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        "--quiet",
+        "--depth",
+        "1",
+        "-j",
+        "2",
+        s(&input),
+        s(&second),
+        "-o",
+        s(&out2),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("bad.pgn: game 3 at byte 114, ply 3 (Ke3)"), "{err}");
+    assert!(err.contains("bad2.pgn: game 3 at byte 114, ply 3 (Ke3)"), "{err}");
+}
+
+/// A resumed run keeps the rejections reported before its resume point and
+/// reports the rest: its --errors file equals an uninterrupted run's (it
+/// was once emptied, losing the games before the resume point).
+#[test]
+fn resume_keeps_the_errors_before_the_resume_point() {
+    let dir = TempDir::new("annotate-resume-errors");
+    let input = dir.path("bad.pgn");
+    let games = "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
+         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
+         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n\n";
+    std::fs::write(&input, games.repeat(8)).unwrap();
+    let run = |out: &Path, errors: &Path, resume: bool| {
+        let mut args = vec![
+            "annotate",
+            "--quiet",
+            "--depth",
+            "1",
+            "--block-games",
+            "2",
+            "-j",
+            "1",
+            s(&input),
+            "-o",
+            s(out),
+            "--errors",
+            s(errors),
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        let (code, _, err) = kibitz(&args);
+        assert_eq!(code, 0, "{err}");
+    };
+    let whole = dir.path("whole.kbz");
+    let whole_errors = dir.path("whole.jsonl");
+    run(&whole, &whole_errors, false);
+    let expected = std::fs::read(&whole_errors).unwrap();
+    assert_eq!(expected.iter().filter(|&&b| b == b'\n').count(), 16, "two rejected per repeat");
+    // Cut the output after its fourth block (eight games) and resume, with
+    // the errors file as the killed run left it (every line written).
+    let bytes = std::fs::read(&whole).unwrap();
+    let ends = crate::faults::frame_ends(&bytes);
+    let cut = dir.path("cut.kbz");
+    let cut_errors = dir.path("cut.jsonl");
+    std::fs::write(&cut, &bytes[..ends[4]]).unwrap();
+    std::fs::write(&cut_errors, &expected).unwrap();
+    run(&cut, &cut_errors, true);
+    assert_eq!(std::fs::read(&cut).unwrap(), bytes);
+    assert_eq!(
+        String::from_utf8(std::fs::read(&cut_errors).unwrap()).unwrap(),
+        String::from_utf8(expected).unwrap()
+    );
 }

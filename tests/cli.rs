@@ -148,6 +148,58 @@ fn an_output_that_is_an_input_is_refused() {
         assert_eq!(code, 1, "{args:?}");
         assert!(err.contains("it would be overwritten before it is read"), "{args:?}: {err}");
     }
+    // The side files too: --errors and --keys onto an input, --errors onto
+    // the output, --keys and --errors onto each other.
+    let fresh = p(&dir.join("fresh.kbz"));
+    let side: [(Vec<String>, &str); 5] = [
+        (
+            vec![
+                "annotate".into(),
+                p(&pgn),
+                "-o".into(),
+                fresh.clone(),
+                "--errors".into(),
+                p(&pgn),
+            ],
+            "it would be overwritten before it is read",
+        ),
+        (vec!["replay".into(), p(&pgn), "--errors".into(), p(&pgn)], "it would be overwritten"),
+        (vec!["replay".into(), p(&pgn), "--keys".into(), p(&pgn)], "it would be overwritten"),
+        (
+            vec!["annotate".into(), p(&pgn), "-o".into(), fresh.clone(), "--errors".into(), fresh],
+            "is the output file",
+        ),
+        (
+            vec![
+                "replay".into(),
+                p(&pgn),
+                "--keys".into(),
+                p(&dir.join("k")),
+                "--errors".into(),
+                p(&dir.join("k")),
+            ],
+            "name the same file",
+        ),
+    ];
+    for (args, expected) in &side {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = kibitz(&args);
+        assert_eq!(code, 1, "{args:?}");
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+    assert!(!dir.join("fresh.kbz").exists(), "no output started");
+    // An --errors file that cannot be created fails before the output is.
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        &p(&pgn),
+        "-o",
+        &p(&dir.join("never.kbz")),
+        "--errors",
+        &p(&dir.join("no/such/dir/e.jsonl")),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cannot create"), "{err}");
+    assert!(!dir.join("never.kbz").exists(), "no output started");
     assert_eq!(std::fs::read(&kbz).unwrap(), kbz_bytes, "the .kbz input is intact");
     assert_eq!(std::fs::read(&pgn).unwrap(), pgn_bytes, "the PGN input is intact");
     std::fs::remove_dir_all(&dir).unwrap();

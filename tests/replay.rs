@@ -234,7 +234,9 @@ fn broken_inputs_are_reported_and_the_run_goes_on() {
     assert!(err.contains("flipped.zst at byte"), "{err}");
     assert!(err.contains("missing.pgn: cannot open"), "{err}");
     assert!(err.contains("is a directory"), "{err}");
-    assert_eq!(v["input_errors"], 4);
+    // Random bytes are binary data (11% control bytes), refused at once.
+    assert!(err.contains("random.bin at byte 0: binary data"), "{err}");
+    assert_eq!(v["input_errors"], 5);
     // The truncated file gives the games before the cut.
     let truncated_games = v["files"][0]["games"].as_u64().unwrap();
     assert!(truncated_games > 0 && truncated_games < 400, "{v}");

@@ -183,6 +183,13 @@ fn cpu_seconds() -> (f64, f64) {
 /// Runs `kibitz annotate`.
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     super::refuse_output_over_input(&args.output, &args.inputs)?;
+    if let Some(errors) = &args.errors {
+        super::refuse_output_over_input(errors, &args.inputs)
+            .with_context(|| format!("--errors {}", errors.display()))?;
+        if super::same_file(errors, &args.output) {
+            bail!("--errors {} is the output file", errors.display());
+        }
+    }
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if !(0.0..=1.0).contains(&args.sample) {
         bail!("--sample must be between 0 and 1");
@@ -263,6 +270,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     // Duplicates are dropped here, except in a shard: `merge` drops them,
     // so that the merged shards equal one unsharded run.
     let mut builder = BlockBuilder::new(&options, args.dedup && shard.1 <= 1);
+    // Opened before the output, so that a path that cannot be written fails
+    // before anything is; started once the resume point is known.
+    let mut rejects = RejectReport::open(args.errors.as_ref())?;
     let mut resume_from = 0;
     let mut writer = if args.resume && args.output.exists() {
         let (writer, blocks, dropped) = KbzWriter::resume(&args.output, &header)?;
@@ -282,6 +292,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         KbzWriter::create(&args.output, &header, args.force)?
     };
 
+    // A resumed run keeps the rejections it reported before the resume point.
+    rejects.start(resume_from)?;
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
@@ -310,7 +322,6 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         },
         count_games: true,
     };
-    let mut rejects = RejectReport::new(args.errors.as_ref())?;
     // Each input's first game's index in the whole input, for game numbers
     // within the file.
     let mut file_first_game = vec![0u64; args.inputs.len()];
@@ -318,6 +329,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
     let mut failure: Option<anyhow::Error> = None;
+    let mut errors_failure: Option<String> = None;
     let mut gave_up: Option<String> = None;
     let mut done_bytes = 0u64;
     let mut input_errors = 0u64;
@@ -362,10 +374,15 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                     }
                     stats.add(&result.stats);
                     for r in &result.rejected {
-                        let game = r.local_game - file_first_game[r.file] + 1;
+                        // Games are counted in input order, so a file's
+                        // first game is never after one of its games.
+                        let first = file_first_game[r.file];
+                        let game = r.local_game.checked_sub(first).unwrap_or(r.local_game) + 1;
                         let name = display_name(&args.inputs[r.file]);
                         if let Err(e) = rejects.add(&bar, &name, game, r.local_game, r) {
-                            failure = Some(anyhow::Error::new(e).context("writing --errors"));
+                            // In the message, not the chain: a broken pipe
+                            // there would be taken for a closed stdout.
+                            errors_failure = Some(format!("writing the --errors file: {e}"));
                             return false;
                         }
                     }
@@ -408,16 +425,23 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         },
     );
     bar.finish_and_clear();
-    rejects.finish()?;
+    let errors_finished = rejects.finish();
     if let Some(e) = failure {
         return Err(e.context(format!("writing {}", args.output.display())));
     }
-    let was_interrupted = interrupted.load(Ordering::SeqCst) || gave_up.is_some();
+    // The --errors file failed: the output is closed as an interrupted run's
+    // (complete blocks, no end marker), so --resume can finish it.
+    let errors_failure = errors_failure.or_else(|| errors_finished.err().map(|e| format!("{e:#}")));
+    let was_interrupted =
+        interrupted.load(Ordering::SeqCst) || gave_up.is_some() || errors_failure.is_some();
     if !was_interrupted && let Some(block) = builder.take() {
         writer.write_block(&block).with_context(|| format!("writing {}", args.output.display()))?;
     }
     let bytes_written =
         if was_interrupted { writer.close_incomplete()? } else { writer.finish()? };
+    if let Some(e) = errors_failure {
+        bail!("{e}; {} keeps its complete blocks: continue with --resume", args.output.display());
+    }
     stats.skipped_duplicate += dropped;
     stats.labelled = builder.labels_written;
     let seconds = start.elapsed().as_secs_f64();

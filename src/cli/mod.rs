@@ -77,6 +77,17 @@ pub(crate) fn refuse_output_over_input(
     Ok(())
 }
 
+/// Whether `a` and `b` name the same file: the same device and inode when
+/// both exist, otherwise the same absolute path.
+pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        use std::os::unix::fs::MetadataExt;
+        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
+    }
+    std::path::absolute(a).ok() == std::path::absolute(b).ok()
+}
+
 /// Parses the command line, runs the command, and maps the outcome to an
 /// exit code: 0 success, 1 usage or input errors.
 pub fn main() -> ExitCode {

@@ -98,15 +98,59 @@ pub const REJECTS_SHOWN: u64 = 10;
 /// on standard error (file, game number, byte offset, ply, move, why), and
 /// every one as a JSON line in the `--errors` file if there is one.
 pub struct RejectReport {
+    path: Option<PathBuf>,
+    file: Option<File>,
     out: Option<BufWriter<File>>,
     shown: u64,
     total: u64,
 }
 
 impl RejectReport {
-    /// A report writing JSON lines to `errors`, if given.
-    pub fn new(errors: Option<&PathBuf>) -> Result<RejectReport> {
-        Ok(RejectReport { out: errors.map(create_output).transpose()?, shown: 0, total: 0 })
+    /// A report to the `--errors` file `errors`, if given. The file is
+    /// opened (created if missing) but not yet emptied, so that a path that
+    /// cannot be written fails before any other output is started; call
+    /// [`RejectReport::start`] before reporting.
+    pub fn open(errors: Option<&PathBuf>) -> Result<RejectReport> {
+        let file = errors
+            .map(|p| {
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(true)
+                    .truncate(false)
+                    .open(p)
+                    .with_context(|| format!("cannot create {}", p.display()))
+            })
+            .transpose()?;
+        Ok(RejectReport { path: errors.cloned(), file, out: None, shown: 0, total: 0 })
+    }
+
+    /// Starts the `--errors` file: it keeps the lines of games before
+    /// `keep_below` (what a resumed run reported before it was stopped; 0
+    /// keeps nothing) and loses the rest.
+    pub fn start(&mut self, keep_below: u64) -> Result<()> {
+        let Some(mut file) = self.file.take() else { return Ok(()) };
+        let name = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let failed = |e: io::Error| anyhow::anyhow!("writing {name}: {e}");
+        let mut kept = Vec::new();
+        if keep_below > 0 {
+            let mut text = Vec::new();
+            io::Read::read_to_end(&mut file, &mut text).map_err(failed)?;
+            for line in text.split(|&b| b == b'\n') {
+                let index = serde_json::from_slice::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| v["index"].as_u64());
+                if index.is_some_and(|i| i < keep_below) {
+                    kept.extend_from_slice(line);
+                    kept.push(b'\n');
+                }
+            }
+        }
+        file.set_len(0).map_err(failed)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(0)).map_err(failed)?;
+        file.write_all(&kept).map_err(failed)?;
+        self.out = Some(BufWriter::with_capacity(1 << 20, file));
+        Ok(())
     }
 
     /// Reports `r`, of input `file` (its display name), game `game` of that
@@ -148,7 +192,9 @@ impl RejectReport {
     /// Flushes the `--errors` file and says how many were not shown.
     pub fn finish(self) -> Result<()> {
         if let Some(mut out) = self.out {
-            out.flush().context("writing --errors")?;
+            // The io error goes into the message: a broken pipe in the error
+            // chain would be taken for a closed standard output (exit 0).
+            out.flush().map_err(|e| anyhow::anyhow!("writing the --errors file: {e}"))?;
             if self.total > self.shown {
                 eprintln!(
                     "kibitz: {} more rejected games not shown (all are in the --errors file)",
@@ -198,6 +244,19 @@ pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
 
 /// Runs `kibitz replay`.
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    // Before any file is created: an output that is an input would be
+    // emptied before it is read.
+    for (flag, out) in [("--keys", &args.keys), ("--errors", &args.errors)] {
+        if let Some(out) = out {
+            super::refuse_output_over_input(out, &args.inputs)
+                .with_context(|| format!("{flag} {}", out.display()))?;
+        }
+    }
+    if let (Some(keys), Some(errors)) = (&args.keys, &args.errors)
+        && super::same_file(keys, errors)
+    {
+        anyhow::bail!("--keys and --errors name the same file {}", keys.display());
+    }
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
     let config = PipelineConfig {
         inputs: args.inputs.clone(),
@@ -215,7 +274,8 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     let options =
         ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
     let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
-    let mut rejects = RejectReport::new(args.errors.as_ref())?;
+    let mut rejects = RejectReport::open(args.errors.as_ref())?;
+    rejects.start(0)?;
 
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
 
@@ -309,11 +369,13 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     );
     bar.finish_and_clear();
     summary.seconds = start.elapsed().as_secs_f64();
+    // Files, not standard output: their io errors go into the message (a
+    // broken pipe in the chain would be taken for a closed standard output).
     if let Some(e) = write_error {
-        return Err(e).context("writing output");
+        anyhow::bail!("writing the --keys or --errors file: {e}");
     }
     if let Some(mut out) = keys_out {
-        out.flush().context("writing --keys")?;
+        out.flush().map_err(|e| anyhow::anyhow!("writing the --keys file: {e}"))?;
     }
     rejects.finish()?;
     let mut stdout = io::stdout().lock();

@@ -98,10 +98,14 @@ pub fn binary_at(text: &[u8]) -> Option<String> {
         (b"\x04\x22\x4d\x18", "lz4", "lz4 -dc"),
         (b"\x5d\x00\x00", "lzma", "xz -dc"),
     ];
+    // bzip2: "BZh", the block size 1-9, then a block's or the end's magic.
+    let bzip2_body = |t: &[u8]| {
+        matches!(t.get(3), Some(b'1'..=b'9'))
+            && t.get(4..10)
+                .is_some_and(|m| m == b"1AY&SY" || m == [0x17, 0x72, 0x45, 0x38, 0x50, 0x90])
+    };
     for (magic, name, tool) in ARCHIVES {
-        if text.starts_with(magic)
-            && (name != "bzip2" || text.get(3).is_some_and(u8::is_ascii_digit))
-        {
+        if text.starts_with(magic) && (name != "bzip2" || bzip2_body(text)) {
             return Some(format!(
                 "{name}-compressed data: kibitz reads zstd and gzip; decompress it first \
                  (for example `{tool} FILE | kibitz ... -`): input skipped"
@@ -110,7 +114,9 @@ pub fn binary_at(text: &[u8]) -> Option<String> {
     }
     let head = &text[..text.len().min(1 << 16)];
     let nuls = memchr::memchr_iter(0, head).count();
-    if nuls * 10 > head.len() {
+    // At least 16 of them as well as the share: a stray byte in a short
+    // file or a short first read from a pipe is left to the parser.
+    if nuls >= 16 && nuls * 10 > head.len() {
         return Some(format!(
             "binary data, not PGN or EPD text ({nuls} NUL bytes in the first {}): input skipped",
             head.len()
@@ -122,7 +128,7 @@ pub fn binary_at(text: &[u8]) -> Option<String> {
         .iter()
         .filter(|&&b| (b < 0x20 && !b"\0\t\n\x0c\r\x1a".contains(&b)) || b == 0x7f)
         .count();
-    (controls * 100 > head.len()).then(|| {
+    (controls >= 16 && controls * 100 > head.len()).then(|| {
         format!(
             "binary data, not PGN or EPD text ({controls} control bytes in the first {}): input skipped",
             head.len()

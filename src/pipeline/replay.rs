@@ -90,6 +90,8 @@ pub struct Rejected {
     #[serde(skip)]
     pub file: usize,
     /// Game number within the chunk (0-based); the sink makes it global.
+    /// (annotate, which numbers games as it reads, puts the game's index in
+    /// the whole input here.)
     #[serde(skip)]
     pub local_game: u64,
     /// Byte offset of the game in the input's text.

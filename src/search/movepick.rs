@@ -100,8 +100,9 @@ const _: () = assert!(MAX_MOVES.is_power_of_two());
 /// The sort key of a move with `score` at `index` in the list: the score
 /// above, and below it the index counted down, so that of equal scores the
 /// one nearer the front has the larger key, and the largest key says where
-/// its move stands. Scores fit with room to spare: history stays within
-/// ±[`HISTORY_MAX`], captures and evasions below 2^21.
+/// its move stands. Scores fit with room to spare: quiet moves stay within
+/// ±12 [`HISTORY_MAX`] (history and the threat bonus or malus), captures
+/// and evasions below 2^21.
 #[inline]
 fn sort_key(score: i32, index: usize) -> i32 {
     debug_assert!(index < MAX_MOVES && score.unsigned_abs() < 1 << (31 - INDEX_BITS));
