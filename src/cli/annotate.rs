@@ -2,7 +2,7 @@
 //! file of labelled positions out.
 
 use std::{
-    io::{self, Write},
+    io::Write,
     path::PathBuf,
     process::ExitCode,
     sync::{
@@ -329,7 +329,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let start = Instant::now();
     let mut stats = AnnotateStats::default();
     let mut failure: Option<anyhow::Error> = None;
-    let mut errors_failure: Option<String> = None;
+    let mut errors_failure: Option<anyhow::Error> = None;
     let mut gave_up: Option<String> = None;
     let mut done_bytes = 0u64;
     let mut input_errors = 0u64;
@@ -380,9 +380,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         let game = r.local_game.checked_sub(first).unwrap_or(r.local_game) + 1;
                         let name = display_name(&args.inputs[r.file]);
                         if let Err(e) = rejects.add(&bar, &name, game, r.local_game, r) {
-                            // In the message, not the chain: a broken pipe
-                            // there would be taken for a closed stdout.
-                            errors_failure = Some(format!("writing the --errors file: {e}"));
+                            errors_failure =
+                                Some(anyhow::Error::new(e).context("writing the --errors file"));
                             return false;
                         }
                     }
@@ -431,7 +430,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     }
     // The --errors file failed: the output is closed as an interrupted run's
     // (complete blocks, no end marker), so --resume can finish it.
-    let errors_failure = errors_failure.or_else(|| errors_finished.err().map(|e| format!("{e:#}")));
+    let errors_failure = errors_failure.or_else(|| errors_finished.err());
     let was_interrupted =
         interrupted.load(Ordering::SeqCst) || gave_up.is_some() || errors_failure.is_some();
     if !was_interrupted && let Some(block) = builder.take() {
@@ -440,7 +439,10 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     let bytes_written =
         if was_interrupted { writer.close_incomplete()? } else { writer.finish()? };
     if let Some(e) = errors_failure {
-        bail!("{e}; {} keeps its complete blocks: continue with --resume", args.output.display());
+        let output = args.output.display();
+        return Err(
+            e.context(format!("{output} keeps its complete blocks: continue with --resume"))
+        );
     }
     stats.skipped_duplicate += dropped;
     stats.labelled = builder.labels_written;
@@ -463,7 +465,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         input_errors,
         engine_gave_up: gave_up.clone(),
     };
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;
     } else {

@@ -2,7 +2,11 @@
 //! command. Errors print with their causes; a broken pipe (`kibitz ... |
 //! head`) exits quietly with success, as Unix filters do.
 
-use std::process::ExitCode;
+use std::{
+    io::{self, Write},
+    path::{Path, PathBuf},
+    process::ExitCode,
+};
 
 use clap::{Parser, Subcommand};
 
@@ -51,41 +55,75 @@ enum Command {
 /// Refuses to write `output` when it is one of `inputs` (the same file,
 /// whatever the paths say): the output is created or truncated before the
 /// input is read, so the input would be lost.
-pub(crate) fn refuse_output_over_input(
-    output: &std::path::Path,
-    inputs: &[std::path::PathBuf],
-) -> anyhow::Result<()> {
-    let Ok(out) = std::fs::metadata(output) else { return Ok(()) };
-    for input in inputs {
-        let Ok(inp) = std::fs::metadata(input) else { continue };
-        #[cfg(unix)]
-        let same = {
-            use std::os::unix::fs::MetadataExt;
-            inp.dev() == out.dev() && inp.ino() == out.ino()
-        };
-        #[cfg(not(unix))]
-        let same = inp.len() == out.len()
-            && std::fs::canonicalize(input).ok() == std::fs::canonicalize(output).ok();
-        if same {
-            anyhow::bail!(
-                "the output {} is the input {}: it would be overwritten before it is read",
-                output.display(),
-                input.display()
-            );
-        }
+pub(crate) fn refuse_output_over_input(output: &Path, inputs: &[PathBuf]) -> anyhow::Result<()> {
+    if !output.exists() {
+        return Ok(());
+    }
+    if let Some(input) = inputs.iter().find(|input| same_file(output, input)) {
+        anyhow::bail!(
+            "the output {} is the input {}: it would be overwritten before it is read",
+            output.display(),
+            input.display()
+        );
     }
     Ok(())
 }
 
 /// Whether `a` and `b` name the same file: the same device and inode when
 /// both exist, otherwise the same absolute path.
-pub(crate) fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
+pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
     #[cfg(unix)]
     if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
         use std::os::unix::fs::MetadataExt;
         return ma.dev() == mb.dev() && ma.ino() == mb.ino();
     }
     std::path::absolute(a).ok() == std::path::absolute(b).ok()
+}
+
+/// Standard output, for the commands' results. A write that finds the reader
+/// gone (`kibitz export ... | head`) fails with a broken pipe that carries
+/// [`StdoutClosed`], which `main` takes for a quiet, successful end. A broken
+/// pipe anywhere else (an engine that died, an `--errors` FIFO) stays an
+/// error.
+pub(crate) fn stdout() -> Stdout {
+    Stdout(io::stdout().lock())
+}
+
+/// See [`stdout`].
+pub(crate) struct Stdout(io::StdoutLock<'static>);
+
+/// Marks the broken pipe of a closed standard output.
+#[derive(Debug)]
+struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("standard output closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+fn mark_closed(e: io::Error) -> io::Error {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        io::Error::new(io::ErrorKind::BrokenPipe, StdoutClosed)
+    } else {
+        e
+    }
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(mark_closed)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf).map_err(mark_closed)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(mark_closed)
+    }
 }
 
 /// Parses the command line, runs the command, and maps the outcome to an
@@ -107,10 +145,13 @@ pub fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
+            // Standard output closed by its reader: stop quietly, as
+            // ripgrep and coreutils do.
             if err.chain().any(|cause| {
                 cause
-                    .downcast_ref::<std::io::Error>()
-                    .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+                    .downcast_ref::<io::Error>()
+                    .and_then(io::Error::get_ref)
+                    .is_some_and(|inner| inner.is::<StdoutClosed>())
             }) {
                 return ExitCode::SUCCESS;
             }

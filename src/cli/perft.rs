@@ -1,11 +1,6 @@
 //! `kibitz perft`: one position, or a whole suite with its expected counts.
 
-use std::{
-    io::{self, Write},
-    path::PathBuf,
-    process::ExitCode,
-    time::Instant,
-};
+use std::{io::Write, path::PathBuf, process::ExitCode, time::Instant};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
@@ -62,7 +57,7 @@ fn mnps(nodes: u64, seconds: f64) -> f64 {
 
 /// Runs `kibitz perft`.
 pub fn run(args: PerftArgs) -> Result<ExitCode> {
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     if let Some(path) = &args.suite {
         let text =
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -4,7 +4,7 @@
 use std::{
     collections::{BTreeMap, HashSet},
     fs::File,
-    io::{self, BufWriter, Write},
+    io::{BufWriter, Write},
     path::PathBuf,
     process::ExitCode,
 };
@@ -75,7 +75,7 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
         }
     }
     let size = reader.len();
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     if args.json {
         let v = serde_json::json!({
             "file": args.file.display().to_string(),
@@ -193,7 +193,7 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
             1 << 20,
             File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
         )),
-        None => Box::new(BufWriter::with_capacity(1 << 16, io::stdout().lock())),
+        None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
     };
     let mut exporter = Exporter::new(args.format, out)?;
     let mut corrupt = None;

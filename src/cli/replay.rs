@@ -131,11 +131,11 @@ impl RejectReport {
     pub fn start(&mut self, keep_below: u64) -> Result<()> {
         let Some(mut file) = self.file.take() else { return Ok(()) };
         let name = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        let failed = |e: io::Error| anyhow::anyhow!("writing {name}: {e}");
+        let failed = || format!("writing {name}");
         let mut kept = Vec::new();
         if keep_below > 0 {
             let mut text = Vec::new();
-            io::Read::read_to_end(&mut file, &mut text).map_err(failed)?;
+            io::Read::read_to_end(&mut file, &mut text).with_context(failed)?;
             for line in text.split(|&b| b == b'\n') {
                 let index = serde_json::from_slice::<serde_json::Value>(line)
                     .ok()
@@ -146,9 +146,9 @@ impl RejectReport {
                 }
             }
         }
-        file.set_len(0).map_err(failed)?;
-        io::Seek::seek(&mut file, io::SeekFrom::Start(0)).map_err(failed)?;
-        file.write_all(&kept).map_err(failed)?;
+        file.set_len(0).with_context(failed)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(0)).with_context(failed)?;
+        file.write_all(&kept).with_context(failed)?;
         self.out = Some(BufWriter::with_capacity(1 << 20, file));
         Ok(())
     }
@@ -192,9 +192,7 @@ impl RejectReport {
     /// Flushes the `--errors` file and says how many were not shown.
     pub fn finish(self) -> Result<()> {
         if let Some(mut out) = self.out {
-            // The io error goes into the message: a broken pipe in the error
-            // chain would be taken for a closed standard output (exit 0).
-            out.flush().map_err(|e| anyhow::anyhow!("writing the --errors file: {e}"))?;
+            out.flush().context("writing the --errors file")?;
             if self.total > self.shown {
                 eprintln!(
                     "kibitz: {} more rejected games not shown (all are in the --errors file)",
@@ -369,16 +367,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     );
     bar.finish_and_clear();
     summary.seconds = start.elapsed().as_secs_f64();
-    // Files, not standard output: their io errors go into the message (a
-    // broken pipe in the chain would be taken for a closed standard output).
     if let Some(e) = write_error {
-        anyhow::bail!("writing the --keys or --errors file: {e}");
+        return Err(e).context("writing the --keys or --errors file");
     }
     if let Some(mut out) = keys_out {
-        out.flush().map_err(|e| anyhow::anyhow!("writing the --keys file: {e}"))?;
+        out.flush().context("writing the --keys file")?;
     }
     rejects.finish()?;
-    let mut stdout = io::stdout().lock();
+    let mut stdout = super::stdout();
     if args.json {
         writeln!(stdout, "{}", summary.to_json())?;
     } else {

@@ -1,9 +1,6 @@
 //! `kibitz search` (one position) and `kibitz bench` (the signature).
 
-use std::{
-    io::{self, Write},
-    process::ExitCode,
-};
+use std::{io::Write, process::ExitCode};
 
 use anyhow::Result;
 use clap::Args;
@@ -66,7 +63,7 @@ pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
         Some(n) => Limits::nodes(n),
         None => Limits::depth(args.depth),
     };
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     let mut write_error = None;
     let chess960 = pos.is_chess960();
     let result = searcher.search(&mut pos, &limits, |info| {
@@ -104,7 +101,7 @@ pub struct BenchArgs {
 
 /// Runs `kibitz bench`.
 pub fn run_bench(args: BenchArgs) -> Result<ExitCode> {
-    let mut out = io::stdout().lock();
+    let mut out = super::stdout();
     let result = bench::run(args.depth, args.hash, |i, fen, nodes| {
         if args.verbose {
             let _ = writeln!(out, "position {:>2} nodes {:>10} {fen}", i + 1, nodes);

@@ -21,7 +21,9 @@ use crate::{
         pgn::{Eval, GameReader, MoveToken, ParsedGame},
         source::{Chunk, Format},
     },
-    pipeline::replay::{RejectKind, Rejected, VariantKind, set_start_position, variant_kind},
+    pipeline::replay::{
+        RejectKind, Rejected, VariantKind, set_start_position, unplayable, variant_kind,
+    },
     record::{
         chain::walk,
         format::{
@@ -216,34 +218,6 @@ pub struct ChunkAnnotations {
     pub rejected: Vec<Rejected>,
 }
 
-/// A rejected game of the game at `index` (offset and file from `at`).
-fn rejection(
-    at: (usize, u64),
-    index: u64,
-    game: Option<&ParsedGame>,
-    ply: u32,
-    san: String,
-    kind: RejectKind,
-    reason: String,
-) -> Rejected {
-    let tag = |t: fn(&ParsedGame) -> &Vec<u8>| {
-        game.map(|g| String::from_utf8_lossy(t(g)).into_owned()).unwrap_or_default()
-    };
-    Rejected {
-        file: at.0,
-        local_game: index,
-        offset: at.1,
-        ply,
-        san,
-        kind,
-        reason,
-        event: tag(|g| &g.event),
-        site: tag(|g| &g.site),
-        white: tag(|g| &g.white),
-        black: tag(|g| &g.black),
-    }
-}
-
 /// A deterministic coin for `--sample`: the same (seed, game, ply) always
 /// gives the same answer.
 pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
@@ -380,12 +354,10 @@ impl<L: Labeller> Worker<L> {
                             out.stats.games_read += 1;
                             if self.takes(index) {
                                 out.stats.rejected += 1;
-                                out.rejected.push(rejection(
-                                    (chunk.file, before),
+                                out.rejected.push(Rejected::at(
+                                    chunk.file,
                                     index,
-                                    None,
-                                    0,
-                                    String::new(),
+                                    before,
                                     RejectKind::ParseError,
                                     e.to_string(),
                                 ));
@@ -414,12 +386,10 @@ impl<L: Labeller> Worker<L> {
                             Ok(pos) => self.epd(pos, index, &mut out),
                             Err(e) => {
                                 out.stats.rejected += 1;
-                                out.rejected.push(rejection(
-                                    self.at,
+                                out.rejected.push(Rejected::at(
+                                    self.at.0,
                                     index,
-                                    None,
-                                    0,
-                                    String::new(),
+                                    self.at.1,
                                     RejectKind::BadPosition,
                                     e,
                                 ));
@@ -520,10 +490,10 @@ impl<L: Labeller> Worker<L> {
         let mut pos = self.startpos.clone();
         if let Err(e) = set_start_position(game, &mut pos, &self.startpos) {
             stats.rejected += 1;
-            out.rejected.push(rejection(
-                self.at,
+            out.rejected.push(Rejected::in_game(
+                self.at.0,
                 index,
-                Some(game),
+                game,
                 0,
                 String::new(),
                 RejectKind::BadPosition,
@@ -566,15 +536,12 @@ impl<L: Labeller> Worker<L> {
                     Ok(m) => (Some(m), None),
                     Err(e) => {
                         let (kind, reason) = match e {
-                            SanError::Ambiguous => {
-                                (RejectKind::AmbiguousMove, format!("{e} in {}", pos.fen()))
-                            }
                             // The chain of positions cannot go through it.
                             SanError::NullMove => (
                                 RejectKind::UnsupportedMove,
                                 "a null move: the game is annotated up to it".to_string(),
                             ),
-                            _ => (RejectKind::IllegalMove, format!("{e} in {}", pos.fen())),
+                            _ => unplayable(e, &pos),
                         };
                         (None, Some((san.to_string(), kind, reason)))
                     }
@@ -602,15 +569,8 @@ impl<L: Labeller> Worker<L> {
                 if let Some((san, kind, reason)) = refused {
                     out.stats.rejected += 1;
                     let ply = ply as u32 + 1;
-                    out.rejected.push(rejection(
-                        self.at,
-                        index,
-                        Some(game),
-                        ply,
-                        san,
-                        kind,
-                        reason,
-                    ));
+                    out.rejected
+                        .push(Rejected::in_game(self.at.0, index, game, ply, san, kind, reason));
                 }
                 break;
             };

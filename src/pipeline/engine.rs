@@ -214,13 +214,9 @@ impl EngineProcess {
     }
 
     fn send(&mut self, line: &str) -> Result<()> {
-        // The io error goes into the message, not the error chain: `main`
-        // takes a broken pipe in the chain for a closed standard output
-        // (`kibitz ... | head`) and exits quietly with success, which an
-        // engine that died must not do.
         writeln!(self.stdin, "{line}")
             .and_then(|()| self.stdin.flush())
-            .map_err(|e| anyhow::anyhow!("the engine exited or stopped reading ({e})"))
+            .context("the engine exited or stopped reading")
     }
 
     fn line(&self, deadline: Instant) -> Result<String> {

@@ -115,6 +115,69 @@ pub struct Rejected {
     pub black: String,
 }
 
+impl Rejected {
+    /// A rejected game that was parsed, at `ply` (0: its start position),
+    /// with its offset and tags; `local_game` as the field says.
+    pub fn in_game(
+        file: usize,
+        local_game: u64,
+        game: &ParsedGame,
+        ply: u32,
+        san: String,
+        kind: RejectKind,
+        reason: String,
+    ) -> Rejected {
+        Rejected {
+            file,
+            local_game,
+            offset: game.offset,
+            ply,
+            san,
+            kind,
+            reason,
+            event: lossy(&game.event),
+            site: lossy(&game.site),
+            white: lossy(&game.white),
+            black: lossy(&game.black),
+        }
+    }
+
+    /// A rejected input with no parsed game (text pgn-reader gave up on, an
+    /// EPD line): at `offset`, no ply, move or tags.
+    pub fn at(
+        file: usize,
+        local_game: u64,
+        offset: u64,
+        kind: RejectKind,
+        reason: String,
+    ) -> Rejected {
+        Rejected {
+            file,
+            local_game,
+            offset,
+            ply: 0,
+            san: String::new(),
+            kind,
+            reason,
+            event: String::new(),
+            site: String::new(),
+            white: String::new(),
+            black: String::new(),
+        }
+    }
+}
+
+/// Why a move cannot be played in `pos`, for a SAN that resolved to none
+/// or several moves (`e` is not [`SanError::NullMove`], which replay plays
+/// and annotate stops at).
+pub fn unplayable(e: SanError, pos: &Position) -> (RejectKind, String) {
+    let kind = match e {
+        SanError::Ambiguous => RejectKind::AmbiguousMove,
+        _ => RejectKind::IllegalMove,
+    };
+    (kind, format!("{e} in {}", pos.fen()))
+}
+
 /// Options of a replay.
 #[derive(Clone, Debug, Default)]
 pub struct ReplayOptions {
@@ -241,19 +304,13 @@ impl Replayer {
                     // count it rejected and go on with the next.
                     let local = out.games;
                     out.games += 1;
-                    out.rejected.push(Rejected {
+                    out.rejected.push(Rejected::at(
                         file,
-                        local_game: local,
-                        offset: before,
-                        ply: 0,
-                        san: String::new(),
-                        kind: RejectKind::ParseError,
-                        reason: e.to_string(),
-                        event: String::new(),
-                        site: String::new(),
-                        white: String::new(),
-                        black: String::new(),
-                    });
+                        local,
+                        before,
+                        RejectKind::ParseError,
+                        e.to_string(),
+                    ));
                     if self.options.keys {
                         out.key_line_counts.push(0);
                     }
@@ -277,19 +334,7 @@ impl Replayer {
         let mut key_count = 0u32;
         let reject =
             |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
-                out.rejected.push(Rejected {
-                    file,
-                    local_game: local,
-                    offset: game.offset,
-                    ply,
-                    san,
-                    kind,
-                    reason,
-                    event: lossy(&game.event),
-                    site: lossy(&game.site),
-                    white: lossy(&game.white),
-                    black: lossy(&game.black),
-                });
+                out.rejected.push(Rejected::in_game(file, local, game, ply, san, kind, reason));
             };
         let variant = variant_kind(&game.variant);
         if variant == VariantKind::Other {
@@ -348,11 +393,8 @@ impl Replayer {
                     Move::NULL
                 }
                 Err(e) => {
-                    let kind = match e {
-                        SanError::Ambiguous => RejectKind::AmbiguousMove,
-                        _ => RejectKind::IllegalMove,
-                    };
-                    reject(out, ply, san.to_string(), kind, format!("{e} in {}", pos.fen()));
+                    let (kind, reason) = unplayable(e, pos);
+                    reject(out, ply, san.to_string(), kind, reason);
                     break;
                 }
             };
@@ -436,7 +478,7 @@ impl Replayer {
                     if self.options.verify != Verify::None
                         && let Err(field) = pos.verify_state()
                     {
-                        out.rejected.push(epd_reject(
+                        out.rejected.push(Rejected::at(
                             file,
                             local,
                             line_offset,
@@ -450,7 +492,7 @@ impl Replayer {
                     }
                 }
                 Err(e) => {
-                    out.rejected.push(epd_reject(
+                    out.rejected.push(Rejected::at(
                         file,
                         local,
                         line_offset,
@@ -469,22 +511,6 @@ impl Replayer {
 
 fn push_key_line(out: &mut ChunkOutcome, pos: &Position, ply: u32) {
     let _ = writeln!(KeyWriter(&mut out.key_lines), "{ply}\t{:016x}\t{}", pos.key(), pos.fen());
-}
-
-fn epd_reject(file: usize, local: u64, offset: u64, kind: RejectKind, reason: String) -> Rejected {
-    Rejected {
-        file,
-        local_game: local,
-        offset,
-        ply: 0,
-        san: String::new(),
-        kind,
-        reason,
-        event: String::new(),
-        site: String::new(),
-        white: String::new(),
-        black: String::new(),
-    }
 }
 
 /// `fmt::Write` into a byte buffer.

@@ -58,38 +58,33 @@ impl Threats {
 fn quiet_score(pos: &Position, history: &History, threats: &Threats, m: Move) -> i32 {
     let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
     let (from, to) = (m.from(), m.to());
-    let threat = match piece.role() {
-        Role::Queen => threats.by_rook,
-        Role::Rook => threats.by_minor,
-        Role::Knight | Role::Bishop => threats.by_pawn,
-        Role::Pawn | Role::King => Bitboard::EMPTY,
-    };
+    let history = history[piece.to_usize()][to.to_usize()];
     let h = HISTORY_MAX;
-    let adjust = if threat.contains(from) {
-        if threat.contains(to) {
-            0
-        } else {
-            match piece.role() {
-                Role::Queen => 7 * h,
-                Role::Rook => 7 * h / 2,
-                _ => 2 * h,
-            }
-        }
-    } else {
-        let into = |b: Bitboard, w: i32| if b.contains(to) { w } else { 0 };
-        match piece.role() {
-            Role::Queen => {
-                into(threats.by_rook, 7 * h)
-                    + into(threats.by_minor, h)
-                    + into(threats.by_pawn, 3 * h)
-            }
-            Role::Rook => into(threats.by_minor, 7 * h / 2) + into(threats.by_pawn, h),
-            Role::Knight | Role::Bishop => into(threats.by_pawn, 2 * h),
-            _ => 0,
-        }
-        .wrapping_neg()
+    let into = |b: Bitboard, w: i32| if b.contains(to) { w } else { 0 };
+    // The squares where this piece is threatened, what escaping is worth,
+    // and what stepping into threats costs.
+    let (threat, escape, malus) = match piece.role() {
+        Role::Queen => (
+            threats.by_rook,
+            7 * h,
+            into(threats.by_rook, 7 * h) + into(threats.by_minor, h) + into(threats.by_pawn, 3 * h),
+        ),
+        Role::Rook => (
+            threats.by_minor,
+            7 * h / 2,
+            into(threats.by_minor, 7 * h / 2) + into(threats.by_pawn, h),
+        ),
+        Role::Knight | Role::Bishop => (threats.by_pawn, 2 * h, into(threats.by_pawn, 2 * h)),
+        Role::Pawn | Role::King => return history,
     };
-    history[piece.to_usize()][to.to_usize()] + adjust
+    let adjust = if !threat.contains(from) {
+        -malus
+    } else if threat.contains(to) {
+        0
+    } else {
+        escape
+    };
+    history + adjust
 }
 
 /// Bits of a sort key that hold the move's place in the list.
