@@ -474,6 +474,11 @@ fn rejected_games_are_located() {
     let (code, _, err) = kibitz(&["replay", "--quiet", s(&input)]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("bad.pgn: game 3 at byte 114, ply 3 (Ke3): illegal_move"), "{err}");
+    // --errors onto a pipe (here standard error, captured by the test): it
+    // is written, not read back or emptied (which a pipe cannot be).
+    let (code, _, err) = kibitz(&["replay", "--quiet", s(&input), "--errors", "/dev/stderr"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("\"san\":\"Ke3\""), "{err}");
 
     // Game numbers count within each file, whatever the threads.
     let second = dir.path("bad2.pgn");

@@ -113,10 +113,13 @@ impl RejectReport {
     pub fn open(errors: Option<&PathBuf>) -> Result<RejectReport> {
         let file = errors
             .map(|p| {
+                // A pipe or device (`/dev/stderr`, a FIFO) is only written:
+                // opened for reading too, a FIFO would keep its own reader.
+                let regular = std::fs::metadata(p).map_or(true, |m| m.is_file());
                 std::fs::OpenOptions::new()
-                    .read(true)
+                    .read(regular)
                     .write(true)
-                    .create(true)
+                    .create(regular)
                     .truncate(false)
                     .open(p)
                     .with_context(|| format!("cannot create {}", p.display()))
@@ -132,6 +135,11 @@ impl RejectReport {
         let Some(mut file) = self.file.take() else { return Ok(()) };
         let name = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
         let failed = || format!("writing {name}");
+        // A pipe or device has nothing to keep and cannot be emptied.
+        if !file.metadata().with_context(failed)?.is_file() {
+            self.out = Some(BufWriter::with_capacity(1 << 20, file));
+            return Ok(());
+        }
         let mut kept = Vec::new();
         if keep_below > 0 {
             let mut text = Vec::new();
