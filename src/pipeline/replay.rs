@@ -128,17 +128,13 @@ impl Rejected {
         reason: String,
     ) -> Rejected {
         Rejected {
-            file,
-            local_game,
-            offset: game.offset,
             ply,
             san,
-            kind,
-            reason,
             event: lossy(&game.event),
             site: lossy(&game.site),
             white: lossy(&game.white),
             black: lossy(&game.black),
+            ..Rejected::at(file, local_game, game.offset, kind, reason)
         }
     }
 
