@@ -277,6 +277,61 @@ fn truncation_at_every_frame_boundary_and_random_offsets() {
     }
 }
 
+/// A single-frame zstd or a gzip file cut anywhere: the decoder hands over
+/// text up to the break, which ends inside a game. That game is not counted
+/// as a (shorter) replayed game: the games read are whole games, their plies
+/// exactly those of the same games uncut, and the error says which game was
+/// dropped.
+#[test]
+fn a_game_cut_by_broken_compression_is_not_counted() {
+    let dir = TempDir::new("cutgame");
+    let games_text = sample_games();
+    // Plies of the first k games, for every k.
+    let prefix = dir.path("prefix.pgn");
+    let mut plies_before = vec![0u64];
+    for k in 1..=games_text.len() {
+        std::fs::write(&prefix, games_text[..k].concat()).unwrap();
+        let (code, v, err) = replay_json(&[s(&prefix)]);
+        assert_eq!((code, games(&v)), (0, k as u64), "{err}");
+        plies_before.push(v["plies"].as_u64().unwrap());
+    }
+    let text = games_text.concat();
+    // zstd hands over text a block at a time: a block every 700 bytes (a
+    // flush ends one), so that a cut leaves text ending inside a game.
+    let mut zst = zstd::stream::Encoder::new(Vec::new(), 1).unwrap();
+    for piece in text.chunks(700) {
+        zst.write_all(piece).unwrap();
+        zst.flush().unwrap();
+    }
+    let zst = zst.finish().unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&text).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut rng = Rng::new(11);
+    let mut dropped = 0;
+    for (name, bytes) in [("cut.pgn.zst", &zst), ("cut.pgn.gz", &gz)] {
+        assert!(bytes.len() > 1000, "{name}: {} bytes", bytes.len());
+        let path = dir.path(name);
+        for _ in 0..25 {
+            let cut = 20 + rng.below(bytes.len() - 40);
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            let (code, v, err) = replay_json(&[s(&path)]);
+            assert_eq!(code, 1, "{name} cut at {cut}: {err}");
+            let k = games(&v) as usize;
+            assert!(k < games_text.len(), "{name} cut at {cut}: {v}");
+            assert_eq!(
+                v["plies"].as_u64().unwrap(),
+                plies_before[k],
+                "{name} cut at {cut}: a partial game was counted: {v} {err}"
+            );
+            if err.contains("(the game it cuts, from text byte ") {
+                dropped += 1;
+            }
+        }
+    }
+    assert!(dropped >= 40, "only {dropped} of 50 cuts named the game they dropped");
+}
+
 #[test]
 fn bit_flips_in_compressed_and_plain_input() {
     let dir = TempDir::new("flips");

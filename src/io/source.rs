@@ -586,14 +586,17 @@ impl InputReader<'_, '_> {
                         let format = format.unwrap_or(Format::Pgn);
                         self.send(InputEvent::Start { file, size, compression, format });
                     }
-                    // Hand over what was decoded, then report where it broke.
+                    // Hand over the whole games decoded, then report where
+                    // it broke.
+                    let cut = drop_cut_game(&mut splitter);
                     self.flush_splitter(&mut splitter, count);
                     let at = count.load(std::sync::atomic::Ordering::Relaxed);
                     self.error(
                         Some(at),
                         format!(
-                            "{} data broken near compressed byte {at}: {e}",
-                            compression_name(compression)
+                            "{} data broken near compressed byte {at}: {e}{}",
+                            compression_name(compression),
+                            cut_game_note(cut)
                         ),
                     );
                     return splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
@@ -760,10 +763,15 @@ impl InputReader<'_, '_> {
                         }
                     }
                     Err(e) => {
+                        let cut = drop_cut_game(&mut splitter);
                         self.flush_splitter(&mut splitter, &count);
                         self.error(
                             Some(range.start as u64),
-                            format!("zstd frame at compressed byte {} broken: {e}", range.start),
+                            format!(
+                                "zstd frame at compressed byte {} broken: {e}{}",
+                                range.start,
+                                cut_game_note(cut)
+                            ),
                         );
                         let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
                         return (range.start as u64, out);
@@ -782,6 +790,47 @@ impl InputReader<'_, '_> {
         self.flush_splitter(&mut splitter, &count);
         (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
     }
+}
+
+/// When decoding breaks, the text decoded so far almost always ends inside
+/// a game, which would otherwise be read as a shorter game (or a game of
+/// tags alone) and counted as replayed. Drops that last game (or EPD line)
+/// from the splitter unless it is visibly complete (a PGN game ending in its
+/// result token, an EPD line ending in a newline), and returns the text
+/// offset where the dropped part starts.
+fn drop_cut_game(splitter: &mut Option<Splitter>) -> Option<u64> {
+    let s = splitter.as_mut()?;
+    if s.skipping {
+        // Inside an oversized game already reported and dropped.
+        return None;
+    }
+    let end = whole_games_end(&s.buf, s.format);
+    if end == s.buf.len() || s.buf[end..].iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    s.buf.truncate(end);
+    Some(s.offset + end as u64)
+}
+
+/// The end of the last whole game (or EPD line) in `buf`, which starts at a
+/// game boundary.
+fn whole_games_end(buf: &[u8], format: Format) -> usize {
+    match format {
+        Format::Epd => memchr::memrchr(b'\n', buf).map_or(0, |i| i + 1),
+        Format::Pgn => {
+            let text = buf.trim_ascii_end();
+            let complete =
+                [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|result| text.ends_with(result));
+            if complete { buf.len() } else { rfind_boundary(buf, buf.len(), format).unwrap_or(0) }
+        }
+    }
+}
+
+/// What the error message adds about a game dropped by [`drop_cut_game`].
+fn cut_game_note(cut: Option<u64>) -> String {
+    cut.map_or_else(String::new, |at| {
+        format!(" (the game it cuts, from text byte {at}, is not read)")
+    })
 }
 
 fn max_bytes_message(max: u64) -> String {
