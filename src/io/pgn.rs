@@ -22,9 +22,12 @@ use pgn_reader::{
     shakmaty::{self, san::San as ShakSan},
 };
 
-use crate::chess::{
-    san::San,
-    types::{CastlingSide, File, Rank, Role, Square},
+use crate::{
+    chess::{
+        san::San,
+        types::{CastlingSide, File, Rank, Role, Square},
+    },
+    io::source::{Format, find_boundary},
 };
 
 /// An evaluation written in a comment, White's point of view, as Lichess
@@ -286,8 +289,13 @@ impl io::Read for SliceReader<'_> {
     }
 }
 
+/// The longest tag line read (pgn-reader's buffer for a tag): a game with a
+/// longer one is rejected whole.
+pub const MAX_TAG_LINE: usize = 1024;
+
 /// Reads the games of a chunk of PGN text one at a time.
 pub struct GameReader<'a> {
+    text: &'a [u8],
     reader: Reader<SliceReader<'a>>,
     pos: Rc<Cell<usize>>,
     base: u64,
@@ -301,15 +309,28 @@ impl<'a> GameReader<'a> {
     /// input; `extra_tags` names tags to keep besides the standard ones.
     pub fn new(text: &'a [u8], base: u64, extra_tags: &'a [Vec<u8>]) -> GameReader<'a> {
         let pos = Rc::new(Cell::new(0));
+        let reader = GameReader::reader_at(text, &pos);
+        GameReader {
+            text,
+            reader,
+            pos,
+            base,
+            game: ParsedGame::default(),
+            extra_tags,
+            annotations: true,
+        }
+    }
+
+    /// A pgn-reader reading `text` from `pos`.
+    fn reader_at(text: &'a [u8], pos: &Rc<Cell<usize>>) -> Reader<SliceReader<'a>> {
         // pgn-reader keeps this many bytes ahead in its buffer for every tag
         // and token, moving the rest to the front when short: 1 KiB covers
         // real tags and annotation comments; 64 KiB cost a quarter of the
         // replay time in memmove.
-        let reader = Reader::build(SliceReader { data: text, pos: pos.clone() })
-            .set_supported_tag_line_length(1024)
+        Reader::build(SliceReader { data: text, pos: pos.clone() })
+            .set_supported_tag_line_length(MAX_TAG_LINE)
             .set_supported_comment_length(1024)
-            .finish();
-        GameReader { reader, pos, base, game: ParsedGame::default(), extra_tags, annotations: true }
+            .finish()
     }
 
     /// Whether to parse `[%eval]` and `[%clk]` comments (on by default).
@@ -321,8 +342,11 @@ impl<'a> GameReader<'a> {
     ///
     /// # Errors
     ///
-    /// What pgn-reader reports as unrecoverable (an unterminated tag); the
-    /// caller may go on reading.
+    /// What pgn-reader reports as unrecoverable: an unterminated tag, or a
+    /// tag line longer than [`MAX_TAG_LINE`]. The rest of that game is
+    /// skipped (reading goes on at the next game's tags, so the game's
+    /// remains are not read as a game of their own); the caller may go on
+    /// reading.
     pub fn next_game(&mut self) -> io::Result<Option<&ParsedGame>> {
         if !self.reader.has_more()? {
             return Ok(None);
@@ -337,7 +361,26 @@ impl<'a> GameReader<'a> {
             extra_tags: self.extra_tags,
             annotations: self.annotations,
         };
-        self.reader.read_game(&mut visitor)?;
+        if let Err(e) = self.reader.read_game(&mut visitor) {
+            let next =
+                find_boundary(self.text, consumed + 1, Format::Pgn).unwrap_or(self.text.len());
+            let game = &self.text[consumed..next];
+            self.pos.set(next);
+            self.reader = GameReader::reader_at(self.text, &self.pos);
+            let long_tag = game
+                .split(|&b| b == b'\n')
+                .find(|line| line.first() == Some(&b'[') && line.len() > MAX_TAG_LINE);
+            return Err(match long_tag {
+                Some(line) => io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "a tag line of {} bytes, longer than the {MAX_TAG_LINE} read: game skipped",
+                        line.len()
+                    ),
+                ),
+                None => e,
+            });
+        }
         if self.game.result.is_empty()
             && let Some(outcome) = self.game.outcome
         {
