@@ -501,6 +501,54 @@ fn rejected_games_are_located() {
     assert!(err.contains("bad2.pgn: game 3 at byte 114, ply 3 (Ke3)"), "{err}");
 }
 
+/// When --max-positions fills up, the games after the one that filled it
+/// (in the same chunk) are not written, so their rejections are not
+/// reported and the summary does not count them.
+#[test]
+fn rejections_past_max_positions_are_not_reported() {
+    let dir = TempDir::new("annotate-max-rejects");
+    let input = dir.path("bad.pgn");
+    std::fs::write(
+        &input,
+        "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
+         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
+         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n\n\
+         [Event \"good2\"]\n\n1. d4 d5 *\n",
+    )
+    .unwrap();
+    let out = dir.path("max.kbz");
+    let errors = dir.path("errors.jsonl");
+    let run = |max: &str| {
+        let _ = std::fs::remove_file(&out);
+        let (code, stdout, err) = kibitz(&[
+            "annotate",
+            "--json",
+            "--depth",
+            "1",
+            "--skip-plies",
+            "0",
+            "--max-positions",
+            max,
+            s(&input),
+            "-o",
+            s(&out),
+            "--errors",
+            s(&errors),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+        let lines = std::fs::read_to_string(&errors).unwrap().lines().count();
+        (v["games"].as_u64(), v["rejected"].as_u64(), lines, err)
+    };
+    // The first game fills one position: nothing after it is reported.
+    let (games, rejected, lines, err) = run("1");
+    assert_eq!((games, rejected, lines), (Some(1), Some(0), 0), "{err}");
+    assert!(!err.contains("bad_position") && !err.contains("illegal_move"), "{err}");
+    // Without the limit filling up, all games and both rejections.
+    let (games, rejected, lines, err) = run("100");
+    assert_eq!((games, rejected, lines), (Some(3), Some(2), 2), "{err}");
+}
+
 /// A resumed run keeps the rejections reported before its resume point and
 /// reports the rest: its --errors file equals an uninterrupted run's (it
 /// was once emptied, losing the games before the resume point).

@@ -21,6 +21,7 @@ use crate::{
     pipeline::{
         annotate::{AnnotateStats, BlockBuilder, Labeller, SearchLabeller, Worker, input_infos},
         engine::{EngineConfig, EngineLabeller},
+        replay::Rejected,
         run::{self, Event, PipelineConfig},
     },
     record::{
@@ -373,7 +374,31 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         return false;
                     }
                     stats.add(&result.stats);
-                    for r in &result.rejected {
+                    // When --max-positions fills up inside this chunk, the
+                    // games after the one that filled it are not written:
+                    // their rejections are not reported either.
+                    let mut filled_at = None;
+                    let records = result.records.len() as u64;
+                    let mut pushed = 0;
+                    for a in result.records {
+                        pushed += 1;
+                        let index = a.record.index;
+                        if let Some(block) = builder.push(a, &mut dropped)
+                            && let Err(e) = writer.write_block(&block)
+                        {
+                            failure = Some(e.into());
+                            return false;
+                        }
+                        if builder.full {
+                            filled_at = Some(index);
+                            break;
+                        }
+                    }
+                    let written = |r: &&Rejected| filled_at.is_none_or(|last| r.local_game <= last);
+                    // The summary counts what is written, as the file holds it.
+                    stats.games -= records - pushed;
+                    stats.rejected -= result.rejected.iter().filter(|r| !written(r)).count() as u64;
+                    for r in result.rejected.iter().filter(written) {
                         // Games are counted in input order, so a file's
                         // first game is never after one of its games.
                         let first = file_first_game[r.file];
@@ -382,14 +407,6 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                         if let Err(e) = rejects.add(&bar, &name, game, r.local_game, r) {
                             errors_failure =
                                 Some(anyhow::Error::new(e).context("writing the --errors file"));
-                            return false;
-                        }
-                    }
-                    for a in result.records {
-                        if let Some(block) = builder.push(a, &mut dropped)
-                            && let Err(e) = writer.write_block(&block)
-                        {
-                            failure = Some(e.into());
                             return false;
                         }
                     }
