@@ -503,7 +503,8 @@ fn rejected_games_are_located() {
 
 /// When --max-positions fills up, the games after the one that filled it
 /// (in the same chunk) are not written, so their rejections are not
-/// reported and the summary does not count them.
+/// reported and the summary does not count them; the same when a resumed
+/// file is full already.
 #[test]
 fn rejections_past_max_positions_are_not_reported() {
     let dir = TempDir::new("annotate-max-rejects");
@@ -547,6 +548,36 @@ fn rejections_past_max_positions_are_not_reported() {
     // Without the limit filling up, all games and both rejections.
     let (games, rejected, lines, err) = run("100");
     assert_eq!((games, rejected, lines), (Some(3), Some(2), 2), "{err}");
+
+    // A file already full but not closed (interrupted after the block that
+    // filled it): resuming writes the end and reports nothing past it.
+    let _ = run("1");
+    let whole = std::fs::read(&out).unwrap();
+    let ends = crate::faults::frame_ends(&whole);
+    assert_eq!(ends.len(), 3, "header, one block, end marker");
+    std::fs::write(&out, &whole[..ends[1]]).unwrap();
+    let (code, stdout, err) = kibitz(&[
+        "annotate",
+        "--json",
+        "--depth",
+        "1",
+        "--skip-plies",
+        "0",
+        "--max-positions",
+        "1",
+        "--resume",
+        s(&input),
+        "-o",
+        s(&out),
+        "--errors",
+        s(&errors),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    let lines = std::fs::read_to_string(&errors).unwrap().lines().count();
+    assert_eq!((v["games"].as_u64(), v["rejected"].as_u64(), lines), (Some(0), Some(0), 0), "{v}");
+    assert!(!err.contains("bad_position") && !err.contains("illegal_move"), "{err}");
+    assert!(std::fs::read(&out).unwrap() == whole, "the resumed file differs");
 }
 
 /// A resumed run keeps the rejections reported before its resume point and

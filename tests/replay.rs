@@ -276,7 +276,35 @@ fn long_games_tags_and_comments() {
     let e: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     assert_eq!((e["game"].as_u64(), e["ply"].as_u64()), (Some(2), Some(0)), "{text}");
     let reason = e["reason"].as_str().unwrap();
-    assert!(reason.starts_with("a tag line of 1048586 bytes, longer than the 1024 read"), "{text}");
+    assert_eq!(reason, "a tag line of 1048586 bytes, too long to read: game skipped", "{text}");
+}
+
+/// A game with a tag line too long to read is rejected, and only that game:
+/// reading goes on where pgn-reader starts the next game (the next `[` line
+/// after the movetext, blank line or not), and the rejection names the
+/// game's own first byte.
+#[test]
+fn a_long_tag_line_costs_its_game_only() {
+    let dir = TempDir::new("longtag");
+    let long = format!("[Annotator \"{}\"]\n", "x".repeat(20_000));
+    let text = format!(
+        "[Event \"a\"]\n[Result \"*\"]\n1. e4 *\n\
+         [Event \"b\"]\n{long}1. e4 e5 2. Nf3 *\n\
+         [Event \"c\"]\n1. d4 d5 *\n\
+         [Event \"d\"]\n\n1. c4 *\n"
+    );
+    let pgn = dir.path("longtag.pgn");
+    std::fs::write(&pgn, &text).unwrap();
+    let errors = dir.path("errors.jsonl");
+    let (code, v, err) = replay(&["--errors", s(&errors), s(&pgn)]);
+    assert_eq!(code, 0, "{err}");
+    // Games a, c, d replay (1 + 2 + 1 plies); b is rejected.
+    assert_eq!(counts(&v), (4, 4, 1), "{v}");
+    let lines = std::fs::read_to_string(&errors).unwrap();
+    let e: Value = serde_json::from_str(lines.lines().next().unwrap()).unwrap();
+    assert_eq!(e["game"], 2, "{lines}");
+    assert_eq!(e["offset"].as_u64(), text.find("[Event \"b\"]").map(|o| o as u64), "{lines}");
+    assert_eq!(e["reason"], "a tag line of 20014 bytes, too long to read: game skipped", "{lines}");
 }
 
 #[test]

@@ -376,11 +376,16 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                     stats.add(&result.stats);
                     // When --max-positions fills up inside this chunk, the
                     // games after the one that filled it are not written:
-                    // their rejections are not reported either.
-                    let mut filled_at = None;
+                    // their rejections are not reported either. (A resumed
+                    // file can be full before its first chunk: then nothing
+                    // of the chunk is written.)
+                    let mut written_below = if builder.full { 0 } else { u64::MAX };
                     let records = result.records.len() as u64;
                     let mut pushed = 0;
                     for a in result.records {
+                        if builder.full {
+                            break;
+                        }
                         pushed += 1;
                         let index = a.record.index;
                         if let Some(block) = builder.push(a, &mut dropped)
@@ -390,12 +395,13 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                             return false;
                         }
                         if builder.full {
-                            filled_at = Some(index);
-                            break;
+                            written_below = index + 1;
                         }
                     }
-                    let written = |r: &&Rejected| filled_at.is_none_or(|last| r.local_game <= last);
-                    // The summary counts what is written, as the file holds it.
+                    let written = |r: &&Rejected| r.local_game < written_below;
+                    // The summary counts the games and rejections the file
+                    // holds (the work counts, positions searched and nodes,
+                    // include what was searched past the limit).
                     stats.games -= records - pushed;
                     stats.rejected -= result.rejected.iter().filter(|r| !written(r)).count() as u64;
                     for r in result.rejected.iter().filter(written) {

@@ -22,12 +22,9 @@ use pgn_reader::{
     shakmaty::{self, san::San as ShakSan},
 };
 
-use crate::{
-    chess::{
-        san::San,
-        types::{CastlingSide, File, Rank, Role, Square},
-    },
-    io::source::{Format, find_boundary},
+use crate::chess::{
+    san::San,
+    types::{CastlingSide, File, Rank, Role, Square},
 };
 
 /// An evaluation written in a comment, White's point of view, as Lichess
@@ -273,6 +270,32 @@ impl Visitor for GameVisitor<'_> {
     fn end_game(&mut self, _movetext: ()) {}
 }
 
+/// Where the game after the one starting at `start` starts, as pgn-reader
+/// sees games: past this game's tag lines (and blank lines), past its
+/// movetext, at the next line that opens with `[`; or the end of `text`.
+/// Also the length of the first tag line longer than [`MAX_TAG_LINE`], if
+/// any (what pgn-reader gives up on).
+fn skip_game(text: &[u8], start: usize) -> (usize, Option<usize>) {
+    let mut at = start;
+    let mut in_tags = true;
+    let mut long_tag = None;
+    while at < text.len() {
+        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i + 1);
+        let line = text[at..end].trim_ascii();
+        let tag = line.first() == Some(&b'[');
+        if in_tags {
+            if tag && line.len() > MAX_TAG_LINE && long_tag.is_none() {
+                long_tag = Some(line.len());
+            }
+            in_tags = tag || line.is_empty();
+        } else if tag {
+            return (at, long_tag);
+        }
+        at = end;
+    }
+    (text.len(), long_tag)
+}
+
 /// A byte-slice reader that tells how far it has been read.
 struct SliceReader<'a> {
     data: &'a [u8],
@@ -342,8 +365,9 @@ impl<'a> GameReader<'a> {
     ///
     /// # Errors
     ///
-    /// What pgn-reader reports as unrecoverable: an unterminated tag, or a
-    /// tag line longer than [`MAX_TAG_LINE`]. The rest of that game is
+    /// What pgn-reader reports as unrecoverable: a tag line too long for its
+    /// buffer (longer than [`MAX_TAG_LINE`] bytes may be refused, longer
+    /// than 16 KiB always is). The rest of that game is
     /// skipped (reading goes on at the next game's tags, so the game's
     /// remains are not read as a game of their own); the caller may go on
     /// reading.
@@ -362,21 +386,13 @@ impl<'a> GameReader<'a> {
             annotations: self.annotations,
         };
         if let Err(e) = self.reader.read_game(&mut visitor) {
-            let next =
-                find_boundary(self.text, consumed + 1, Format::Pgn).unwrap_or(self.text.len());
-            let game = &self.text[consumed..next];
+            let (next, long_tag) = skip_game(self.text, consumed);
             self.pos.set(next);
             self.reader = GameReader::reader_at(self.text, &self.pos);
-            let long_tag = game
-                .split(|&b| b == b'\n')
-                .find(|line| line.first() == Some(&b'[') && line.len() > MAX_TAG_LINE);
             return Err(match long_tag {
-                Some(line) => io::Error::new(
+                Some(len) => io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!(
-                        "a tag line of {} bytes, longer than the {MAX_TAG_LINE} read: game skipped",
-                        line.len()
-                    ),
+                    format!("a tag line of {len} bytes, too long to read: game skipped"),
                 ),
                 None => e,
             });
@@ -387,6 +403,12 @@ impl<'a> GameReader<'a> {
             self.game.result = outcome.to_string().into_bytes();
         }
         Ok(Some(&self.game))
+    }
+
+    /// The offset (in the input) of the last game [`GameReader::next_game`]
+    /// started reading: where a game it gave up on starts.
+    pub fn game_offset(&self) -> u64 {
+        self.game.offset
     }
 
     /// The offset (in the input) just past what has been consumed.

@@ -818,9 +818,15 @@ fn whole_games_end(buf: &[u8], format: Format) -> usize {
     match format {
         Format::Epd => memchr::memrchr(b'\n', buf).map_or(0, |i| i + 1),
         Format::Pgn => {
+            // Complete when the last line is movetext (not a tag, such as a
+            // `[Result "1-0` cut short) ending in a result token of its own.
             let text = buf.trim_ascii_end();
-            let complete =
-                [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|result| text.ends_with(result));
+            let line = &text[memchr::memrchr(b'\n', text).map_or(0, |i| i + 1)..];
+            let complete = !line.trim_ascii_start().starts_with(b"[")
+                && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|result| {
+                    line.strip_suffix(*result)
+                        .is_some_and(|before| before.last().is_none_or(u8::is_ascii_whitespace))
+                });
             if complete { buf.len() } else { rfind_boundary(buf, buf.len(), format).unwrap_or(0) }
         }
     }
@@ -1140,6 +1146,33 @@ pub fn display_name(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn whole_games_end_keeps_only_finished_games() {
+        let a = "[Event \"a\"]\n\n1. e4 e5 1-0\n\n";
+        let cases: [(&str, usize); 8] = [
+            ("", 0),
+            ("[Event \"b\"]\n\n1. d4 d5 *\n", 1),
+            ("[Event \"b\"]\n\n1. d4 d5 2. c4 1/2-1/2", 1),
+            // Cut inside the moves, a result half written, a tag section.
+            ("[Event \"b\"]\n\n1. d4 d5 2. c4", 0),
+            ("[Event \"b\"]\n\n1. d4 d5 1/2-1", 0),
+            ("[Event \"b\"]\n[Result \"1-0", 0),
+            ("[Event \"b\"]\n[Result \"*", 0),
+            // A result token must stand alone.
+            (
+                "[Event \"b\"]\n\n1. d4 d5 2. Nf3 Nf6 3. Qd3 Qd6 4. Qa3 Qa6 5. Qxa6 bxa6 6. e3 a5 7. b4 a4 8. b5 a3 9. b6 a2 10. bxa70-1",
+                0,
+            ),
+        ];
+        for (tail, whole) in cases {
+            let buf = format!("{a}{tail}");
+            let end = if whole == 1 { buf.len() } else { a.len() };
+            assert_eq!(whole_games_end(buf.as_bytes(), Format::Pgn), end, "{tail:?}");
+        }
+        assert_eq!(whole_games_end(b"[Event \"b\"]\n[Result \"1-0", Format::Pgn), 0);
+        assert_eq!(whole_games_end(b"fen1 w - -\nfen2 b", Format::Epd), 11);
+    }
 
     #[test]
     fn detects_compression_by_magic() {

@@ -357,7 +357,7 @@ impl<L: Labeller> Worker<L> {
                                 out.rejected.push(Rejected::at(
                                     chunk.file,
                                     index,
-                                    before,
+                                    reader.game_offset(),
                                     RejectKind::ParseError,
                                     e.to_string(),
                                 ));

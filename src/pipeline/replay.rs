@@ -296,14 +296,14 @@ impl Replayer {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    // pgn-reader gave up on this game (an unterminated tag):
+                    // pgn-reader gave up on this game (a tag line too long):
                     // count it rejected and go on with the next.
                     let local = out.games;
                     out.games += 1;
                     out.rejected.push(Rejected::at(
                         file,
                         local,
-                        before,
+                        reader.game_offset(),
                         RejectKind::ParseError,
                         e.to_string(),
                     ));
