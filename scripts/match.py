@@ -10,6 +10,7 @@ With --baseline PATH the opponent is another kibitz binary at the same
 depth instead (an A/B match of a change, same openings, both colours):
 
     python3 scripts/match.py --games 400 --kibitz-depth 7 --baseline /tmp/kibitz-before
+    python3 scripts/match.py --games 400 --nodes 20000 --baseline /tmp/kibitz-before
 """
 import argparse
 import io
@@ -72,6 +73,9 @@ def main():
     p.add_argument("--skill", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--baseline", help="play this kibitz binary (at --kibitz-depth) instead of Stockfish")
+    p.add_argument("--nodes", type=int,
+                   help="with --baseline: both binaries search this many nodes a move instead of a depth "
+                        "(an equal-cost match for a change that makes a depth dearer or cheaper)")
     args = p.parse_args()
     kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
     kib.configure({"Hash": 16})
@@ -85,6 +89,12 @@ def main():
         sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
         opponent = f"Stockfish 15.1 Skill {args.skill}"
     limits = {"kibitz": chess.engine.Limit(depth=args.kibitz_depth), "sf": chess.engine.Limit(depth=args.sf_depth)}
+    budget = f"d{args.kibitz_depth}"
+    if args.nodes:
+        if not args.baseline:
+            p.error("--nodes needs --baseline")
+        limits = {k: chess.engine.Limit(nodes=args.nodes) for k in limits}
+        budget = f"{args.nodes} nodes"
     wins = draws = losses = 0
     scores = []
     for i, moves in enumerate(openings((args.games + 1) // 2, args.seed)):
@@ -104,8 +114,8 @@ def main():
             sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
             lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)
             print(f"{n} games: +{wins} ={draws} -{losses}, score {mean:.3f}, "
-                  f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz d{args.kibitz_depth} "
-                  f"vs {opponent} d{args.sf_depth})", flush=True)
+                  f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz {budget} "
+                  f"vs {opponent} {budget if args.baseline else f'd{args.sf_depth}'})", flush=True)
         if len(scores) >= args.games:
             break
     kib.quit()
