@@ -429,6 +429,12 @@ fn selection_limits() {
     assert_eq!(dedup["skipped_duplicate"].as_u64(), Some(a));
 }
 
+/// Three games: a good one, one with an impossible start (no kings), one
+/// with an illegal third move (Ke3), at bytes 0, 41 and 114.
+const BAD_GAMES: &str = "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
+         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
+         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n";
+
 /// Each rejected game is named (file, game number, byte offset, ply, move,
 /// why) on standard error and, with `--errors`, as a JSON line; replay
 /// names them on standard error the same way.
@@ -436,13 +442,7 @@ fn selection_limits() {
 fn rejected_games_are_located() {
     let dir = TempDir::new("annotate-rejects");
     let input = dir.path("bad.pgn");
-    std::fs::write(
-        &input,
-        "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
-         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
-         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n",
-    )
-    .unwrap();
+    std::fs::write(&input, BAD_GAMES).unwrap();
     let out = dir.path("bad.kbz");
     let errors = dir.path("errors.jsonl");
     let (code, _, err) = kibitz(&[
@@ -509,19 +509,16 @@ fn rejected_games_are_located() {
 fn rejections_past_max_positions_are_not_reported() {
     let dir = TempDir::new("annotate-max-rejects");
     let input = dir.path("bad.pgn");
-    std::fs::write(
-        &input,
-        "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
-         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
-         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n\n\
-         [Event \"good2\"]\n\n1. d4 d5 *\n",
-    )
-    .unwrap();
+    std::fs::write(&input, format!("{BAD_GAMES}\n[Event \"good2\"]\n\n1. d4 d5 *\n")).unwrap();
     let out = dir.path("max.kbz");
     let errors = dir.path("errors.jsonl");
-    let run = |max: &str| {
-        let _ = std::fs::remove_file(&out);
-        let (code, stdout, err) = kibitz(&[
+    // Returns the summary's games and rejections, the --errors lines and
+    // standard error; `resume` goes on from the output as it is.
+    let run = |max: &str, resume: bool| {
+        if !resume {
+            let _ = std::fs::remove_file(&out);
+        }
+        let mut args = vec![
             "annotate",
             "--json",
             "--depth",
@@ -535,47 +532,33 @@ fn rejections_past_max_positions_are_not_reported() {
             s(&out),
             "--errors",
             s(&errors),
-        ]);
+        ];
+        if resume {
+            args.push("--resume");
+        }
+        let (code, stdout, err) = kibitz(&args);
         assert_eq!(code, 0, "{err}");
         let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
         let lines = std::fs::read_to_string(&errors).unwrap().lines().count();
         (v["games"].as_u64(), v["rejected"].as_u64(), lines, err)
     };
     // The first game fills one position: nothing after it is reported.
-    let (games, rejected, lines, err) = run("1");
+    let (games, rejected, lines, err) = run("1", false);
     assert_eq!((games, rejected, lines), (Some(1), Some(0), 0), "{err}");
     assert!(!err.contains("bad_position") && !err.contains("illegal_move"), "{err}");
     // Without the limit filling up, all games and both rejections.
-    let (games, rejected, lines, err) = run("100");
+    let (games, rejected, lines, err) = run("100", false);
     assert_eq!((games, rejected, lines), (Some(3), Some(2), 2), "{err}");
 
     // A file already full but not closed (interrupted after the block that
     // filled it): resuming writes the end and reports nothing past it.
-    let _ = run("1");
+    let _ = run("1", false);
     let whole = std::fs::read(&out).unwrap();
     let ends = crate::faults::frame_ends(&whole);
     assert_eq!(ends.len(), 3, "header, one block, end marker");
     std::fs::write(&out, &whole[..ends[1]]).unwrap();
-    let (code, stdout, err) = kibitz(&[
-        "annotate",
-        "--json",
-        "--depth",
-        "1",
-        "--skip-plies",
-        "0",
-        "--max-positions",
-        "1",
-        "--resume",
-        s(&input),
-        "-o",
-        s(&out),
-        "--errors",
-        s(&errors),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let v: Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
-    let lines = std::fs::read_to_string(&errors).unwrap().lines().count();
-    assert_eq!((v["games"].as_u64(), v["rejected"].as_u64(), lines), (Some(0), Some(0), 0), "{v}");
+    let (games, rejected, lines, err) = run("1", true);
+    assert_eq!((games, rejected, lines), (Some(0), Some(0), 0), "{err}");
     assert!(!err.contains("bad_position") && !err.contains("illegal_move"), "{err}");
     assert!(std::fs::read(&out).unwrap() == whole, "the resumed file differs");
 }
@@ -587,10 +570,7 @@ fn rejections_past_max_positions_are_not_reported() {
 fn resume_keeps_the_errors_before_the_resume_point() {
     let dir = TempDir::new("annotate-resume-errors");
     let input = dir.path("bad.pgn");
-    let games = "[Event \"good\"]\n\n1. e4 e5 2. Nf3 Nc6 1-0\n\n\
-         [Event \"badfen\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e4 *\n\n\
-         [Event \"illegal\"]\n\n1. e4 e5 2. Ke3 Nc6 *\n\n";
-    std::fs::write(&input, games.repeat(8)).unwrap();
+    std::fs::write(&input, format!("{BAD_GAMES}\n").repeat(8)).unwrap();
     let run = |out: &Path, errors: &Path, resume: bool| {
         let mut args = vec![
             "annotate",
