@@ -287,9 +287,12 @@ fn long_games_tags_and_comments() {
 fn a_long_tag_line_costs_its_game_only() {
     let dir = TempDir::new("longtag");
     let long = format!("[Annotator \"{}\"]\n", "x".repeat(20_000));
+    // Game b also has a `%` escape line among its tags and a comment
+    // wrapped so that a line starts with `[`: pgn-reader reads both as part
+    // of the game, so skipping it must too.
     let text = format!(
         "[Event \"a\"]\n[Result \"*\"]\n1. e4 *\n\
-         [Event \"b\"]\n{long}1. e4 e5 2. Nf3 *\n\
+         [Event \"b\"]\n% exported\n{long}1. e4 {{ a comment\n[%clk 0:01:00] }} e5 2. Nf3 *\n\
          [Event \"c\"]\n1. d4 d5 *\n\
          [Event \"d\"]\n\n1. c4 *\n"
     );

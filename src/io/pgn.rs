@@ -270,30 +270,18 @@ impl Visitor for GameVisitor<'_> {
     fn end_game(&mut self, _movetext: ()) {}
 }
 
-/// Where the game after the one starting at `start` starts, as pgn-reader
-/// sees games: past this game's tag lines (and blank lines), past its
-/// movetext, at the next line that opens with `[`; or the end of `text`.
-/// Also the length of the first tag line longer than [`MAX_TAG_LINE`], if
-/// any (what pgn-reader gives up on).
-fn skip_game(text: &[u8], start: usize) -> (usize, Option<usize>) {
-    let mut at = start;
-    let mut in_tags = true;
-    let mut long_tag = None;
-    while at < text.len() {
-        let end = memchr::memchr(b'\n', &text[at..]).map_or(text.len(), |i| at + i + 1);
-        let line = text[at..end].trim_ascii();
-        let tag = line.first() == Some(&b'[');
-        if in_tags {
-            if tag && line.len() > MAX_TAG_LINE && long_tag.is_none() {
-                long_tag = Some(line.len());
-            }
-            in_tags = tag || line.is_empty();
-        } else if tag {
-            return (at, long_tag);
+/// The length of the longest tag line of a game's text (its tag section:
+/// the tag lines, blank lines and `%` lines before the first other line).
+fn longest_tag_line(game: &[u8]) -> usize {
+    let mut longest = 0;
+    for line in game.split(|&b| b == b'\n').map(<[u8]>::trim_ascii) {
+        match line.first() {
+            Some(b'[') => longest = longest.max(line.len()),
+            None | Some(b'%') => {}
+            Some(_) => break,
         }
-        at = end;
     }
-    (text.len(), long_tag)
+    longest
 }
 
 /// A byte-slice reader that tells how far it has been read.
@@ -312,8 +300,9 @@ impl io::Read for SliceReader<'_> {
     }
 }
 
-/// The longest tag line read (pgn-reader's buffer for a tag): a game with a
-/// longer one is rejected whole.
+/// The tag-line length kibitz asks pgn-reader to support. Longer lines may
+/// be refused, depending on where they fall in its 16 KiB buffer, and a
+/// game with a line it refuses is rejected whole.
 pub const MAX_TAG_LINE: usize = 1024;
 
 /// Reads the games of a chunk of PGN text one at a time.
@@ -367,9 +356,10 @@ impl<'a> GameReader<'a> {
     ///
     /// What pgn-reader reports as unrecoverable: a tag line too long for its
     /// buffer (longer than [`MAX_TAG_LINE`] bytes may be refused, longer
-    /// than 16 KiB always is). The rest of that game is
-    /// skipped (reading goes on at the next game's tags, so the game's
-    /// remains are not read as a game of their own); the caller may go on
+    /// than 16 KiB always is). The rest of that game is skipped by
+    /// pgn-reader itself, which knows where its games end (comments across
+    /// lines, `%` lines, a blank line after the moves), so the game's
+    /// remains are not read as a game of their own; the caller may go on
     /// reading.
     pub fn next_game(&mut self) -> io::Result<Option<&ParsedGame>> {
         if !self.reader.has_more()? {
@@ -386,15 +376,26 @@ impl<'a> GameReader<'a> {
             annotations: self.annotations,
         };
         if let Err(e) = self.reader.read_game(&mut visitor) {
-            let (next, long_tag) = skip_game(self.text, consumed);
-            self.pos.set(next);
-            self.reader = GameReader::reader_at(self.text, &self.pos);
-            return Err(match long_tag {
-                Some(len) => io::Error::new(
+            // pgn-reader stopped inside the game (an unterminated tag leaves
+            // it at the next line, still among the tags): let it skip the
+            // rest. Each error consumes at least the rest of a line, and a
+            // pass that consumes nothing ends the loop.
+            loop {
+                let before = self.position();
+                match self.reader.skip_game() {
+                    Err(_) if self.position() > before => {}
+                    _ => break,
+                }
+            }
+            let end = (self.position() - self.base) as usize;
+            let longest = longest_tag_line(&self.text[consumed..end]);
+            return Err(if longest > MAX_TAG_LINE {
+                io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("a tag line of {len} bytes, too long to read: game skipped"),
-                ),
-                None => e,
+                    format!("a tag line of {longest} bytes, too long to read: game skipped"),
+                )
+            } else {
+                e
             });
         }
         if self.game.result.is_empty()

@@ -827,9 +827,34 @@ fn whole_games_end(buf: &[u8], format: Format) -> usize {
                     line.strip_suffix(*result)
                         .is_some_and(|before| before.last().is_none_or(u8::is_ascii_whitespace))
                 });
-            if complete { buf.len() } else { rfind_boundary(buf, buf.len(), format).unwrap_or(0) }
+            if complete {
+                buf.len()
+            } else {
+                rfind_boundary(buf, buf.len(), format)
+                    .or_else(|| last_game_start_without_blank_line(buf))
+                    .unwrap_or(0)
+            }
         }
     }
+}
+
+/// The start of the last game in text whose games are not separated by
+/// blank lines (pgn-reader starts a game at any `[` line after movetext):
+/// the last line opening with `[` whose previous non-blank line is
+/// movetext. Only for text without a blank-line boundary, which the
+/// splitter hands over whole.
+fn last_game_start_without_blank_line(buf: &[u8]) -> Option<usize> {
+    let finder = memchr::memmem::FinderRev::new(b"\n[");
+    let mut until = buf.len();
+    while let Some(i) = finder.rfind(&buf[..until]) {
+        let before = buf[..i].trim_ascii_end();
+        let line = &before[memchr::memrchr(b'\n', before).map_or(0, |j| j + 1)..];
+        if matches!(line.trim_ascii_start().first(), Some(c) if *c != b'[' && *c != b'%') {
+            return Some(i + 1);
+        }
+        until = i;
+    }
+    None
 }
 
 /// What the error message adds about a game dropped by [`drop_cut_game`].
@@ -1171,6 +1196,11 @@ mod tests {
             assert_eq!(whole_games_end(buf.as_bytes(), Format::Pgn), end, "{tail:?}");
         }
         assert_eq!(whole_games_end(b"[Event \"b\"]\n[Result \"1-0", Format::Pgn), 0);
+        // Games without blank lines between them (pgn-reader reads them):
+        // the finished ones are kept.
+        let dense = b"[Event \"a\"]\n1. e4 *\n[Event \"b\"]\n1. d4 *\n[Event \"c\"]\n1. c4";
+        assert_eq!(whole_games_end(dense, Format::Pgn), 40);
+        assert!(dense[40..].starts_with(b"[Event \"c\"]"));
         assert_eq!(whole_games_end(b"fen1 w - -\nfen2 b", Format::Epd), 11);
     }
 

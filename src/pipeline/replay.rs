@@ -296,7 +296,7 @@ impl Replayer {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    // pgn-reader gave up on this game (a tag line too long):
+                    // pgn-reader gave up on this game (a tag line too long for it):
                     // count it rejected and go on with the next.
                     let local = out.games;
                     out.games += 1;
