@@ -321,7 +321,14 @@ impl<'a> GameReader<'a> {
     /// input; `extra_tags` names tags to keep besides the standard ones.
     pub fn new(text: &'a [u8], base: u64, extra_tags: &'a [Vec<u8>]) -> GameReader<'a> {
         let pos = Rc::new(Cell::new(0));
-        let reader = GameReader::reader_at(text, &pos);
+        // pgn-reader keeps this many bytes ahead in its buffer for every tag
+        // and token, moving the rest to the front when short: 1 KiB covers
+        // real tags and annotation comments; 64 KiB cost a quarter of the
+        // replay time in memmove.
+        let reader = Reader::build(SliceReader { data: text, pos: pos.clone() })
+            .set_supported_tag_line_length(MAX_TAG_LINE)
+            .set_supported_comment_length(1024)
+            .finish();
         GameReader {
             text,
             reader,
@@ -331,18 +338,6 @@ impl<'a> GameReader<'a> {
             extra_tags,
             annotations: true,
         }
-    }
-
-    /// A pgn-reader reading `text` from `pos`.
-    fn reader_at(text: &'a [u8], pos: &Rc<Cell<usize>>) -> Reader<SliceReader<'a>> {
-        // pgn-reader keeps this many bytes ahead in its buffer for every tag
-        // and token, moving the rest to the front when short: 1 KiB covers
-        // real tags and annotation comments; 64 KiB cost a quarter of the
-        // replay time in memmove.
-        Reader::build(SliceReader { data: text, pos: pos.clone() })
-            .set_supported_tag_line_length(MAX_TAG_LINE)
-            .set_supported_comment_length(1024)
-            .finish()
     }
 
     /// Whether to parse `[%eval]` and `[%clk]` comments (on by default).
@@ -365,9 +360,8 @@ impl<'a> GameReader<'a> {
         if !self.reader.has_more()? {
             return Ok(None);
         }
-        // `has_more` skipped the whitespace before the game: what the reader
-        // holds unconsumed is its buffer.
-        let consumed = self.pos.get() - self.reader.buffer().len();
+        // `has_more` skipped the whitespace before the game.
+        let consumed = self.consumed();
         self.game.clear(self.extra_tags.len());
         self.game.offset = self.base + consumed as u64;
         let mut visitor = GameVisitor {
@@ -387,8 +381,7 @@ impl<'a> GameReader<'a> {
                     _ => break,
                 }
             }
-            let end = (self.position() - self.base) as usize;
-            let longest = longest_tag_line(&self.text[consumed..end]);
+            let longest = longest_tag_line(&self.text[consumed..self.consumed()]);
             return Err(if longest > MAX_TAG_LINE {
                 io::Error::new(
                     io::ErrorKind::InvalidData,
@@ -414,6 +407,12 @@ impl<'a> GameReader<'a> {
 
     /// The offset (in the input) just past what has been consumed.
     pub fn position(&self) -> u64 {
-        self.base + (self.pos.get() - self.reader.buffer().len()) as u64
+        self.base + self.consumed() as u64
+    }
+
+    /// How much of the text has been consumed: what was read from it less
+    /// what pgn-reader holds in its buffer unparsed.
+    fn consumed(&self) -> usize {
+        self.pos.get() - self.reader.buffer().len()
     }
 }

@@ -813,48 +813,39 @@ fn drop_cut_game(splitter: &mut Option<Splitter>) -> Option<u64> {
 }
 
 /// The end of the last whole game (or EPD line) in `buf`, which starts at a
-/// game boundary.
+/// game boundary: all of it when the last PGN line is movetext (not a tag,
+/// such as a `[Result "1-0` cut short) ending in a result token of its own,
+/// else the last boundary. Text whose games are not separated by blank
+/// lines has none (the splitter hands it over whole); there the last game
+/// starts at the last `[` line whose previous non-blank line is movetext,
+/// as pgn-reader starts games.
 fn whole_games_end(buf: &[u8], format: Format) -> usize {
-    match format {
-        Format::Epd => memchr::memrchr(b'\n', buf).map_or(0, |i| i + 1),
-        Format::Pgn => {
-            // Complete when the last line is movetext (not a tag, such as a
-            // `[Result "1-0` cut short) ending in a result token of its own.
-            let text = buf.trim_ascii_end();
-            let line = &text[memchr::memrchr(b'\n', text).map_or(0, |i| i + 1)..];
-            let complete = !line.trim_ascii_start().starts_with(b"[")
-                && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|result| {
-                    line.strip_suffix(*result)
-                        .is_some_and(|before| before.last().is_none_or(u8::is_ascii_whitespace))
-                });
-            if complete {
-                buf.len()
-            } else {
-                rfind_boundary(buf, buf.len(), format)
-                    .or_else(|| last_game_start_without_blank_line(buf))
-                    .unwrap_or(0)
-            }
+    if format == Format::Pgn {
+        let line = last_line(buf.trim_ascii_end());
+        let finished = !line.trim_ascii_start().starts_with(b"[")
+            && [&b"1-0"[..], b"0-1", b"1/2-1/2", b"*"].iter().any(|result| {
+                line.strip_suffix(*result)
+                    .is_some_and(|before| before.last().is_none_or(u8::is_ascii_whitespace))
+            });
+        if finished {
+            return buf.len();
         }
     }
+    rfind_boundary(buf, buf.len(), format)
+        .or_else(|| {
+            (format == Format::Pgn).then(|| {
+                rfind_tag_line(buf, buf.len(), |before| {
+                    matches!(last_line(before.trim_ascii_end()).trim_ascii_start().first(),
+                        Some(c) if *c != b'[' && *c != b'%')
+                })
+            })?
+        })
+        .unwrap_or(0)
 }
 
-/// The start of the last game in text whose games are not separated by
-/// blank lines (pgn-reader starts a game at any `[` line after movetext):
-/// the last line opening with `[` whose previous non-blank line is
-/// movetext. Only for text without a blank-line boundary, which the
-/// splitter hands over whole.
-fn last_game_start_without_blank_line(buf: &[u8]) -> Option<usize> {
-    let finder = memchr::memmem::FinderRev::new(b"\n[");
-    let mut until = buf.len();
-    while let Some(i) = finder.rfind(&buf[..until]) {
-        let before = buf[..i].trim_ascii_end();
-        let line = &before[memchr::memrchr(b'\n', before).map_or(0, |j| j + 1)..];
-        if matches!(line.trim_ascii_start().first(), Some(c) if *c != b'[' && *c != b'%') {
-            return Some(i + 1);
-        }
-        until = i;
-    }
-    None
+/// The last line of `text` (all of it if it has no line feed).
+fn last_line(text: &[u8]) -> &[u8] {
+    &text[memchr::memrchr(b'\n', text).map_or(0, |i| i + 1)..]
 }
 
 /// What the error message adds about a game dropped by [`drop_cut_game`].
@@ -1112,11 +1103,7 @@ fn starts_game(buf: &[u8], pos: usize) -> bool {
         return false;
     }
     let content = before.trim_ascii_end();
-    if content.is_empty() {
-        return false;
-    }
-    let line_start = memchr::memrchr(b'\n', content).map_or(0, |i| i + 1);
-    content[line_start] != b'['
+    !content.is_empty() && !last_line(content).starts_with(b"[")
 }
 
 /// The first boundary at or after `from`: for PGN the start of a game's tag
@@ -1148,19 +1135,22 @@ pub fn find_boundary(buf: &[u8], from: usize, format: Format) -> Option<usize> {
 fn rfind_boundary(buf: &[u8], end: usize, format: Format) -> Option<usize> {
     match format {
         Format::Epd => memchr::memrchr(b'\n', &buf[..end.min(buf.len())]).map(|i| i + 1),
-        Format::Pgn => {
-            let finder = memchr::memmem::FinderRev::new(b"\n[");
-            let mut until = end.min(buf.len());
-            while let Some(i) = finder.rfind(&buf[..until]) {
-                let pos = i + 1;
-                if starts_game(buf, pos) {
-                    return Some(pos);
-                }
-                until = i;
-            }
-            None
-        }
+        Format::Pgn => rfind_tag_line(buf, end, |before| starts_game(buf, before.len())),
     }
+}
+
+/// The start of the last line before `end` that opens with `[` and whose
+/// text before it passes `accept`.
+fn rfind_tag_line(buf: &[u8], end: usize, accept: impl Fn(&[u8]) -> bool) -> Option<usize> {
+    let finder = memchr::memmem::FinderRev::new(b"\n[");
+    let mut until = end.min(buf.len());
+    while let Some(i) = finder.rfind(&buf[..until]) {
+        if accept(&buf[..=i]) {
+            return Some(i + 1);
+        }
+        until = i;
+    }
+    None
 }
 
 /// How an input is named in messages: its path, or `<stdin>` for `-`.
