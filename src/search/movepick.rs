@@ -7,6 +7,8 @@
 //! The generators produce legal moves; the hash, killer and counter moves
 //! come from other positions and are checked with `pseudo_legal` + `legal`.
 
+use std::mem::MaybeUninit;
+
 use crate::chess::{
     attacks::{bishop_attacks, knight_attacks, rook_attacks},
     bitboard::Bitboard,
@@ -143,7 +145,11 @@ pub struct MovePicker {
     counter: Option<Move>,
     captures_only: bool,
     list: MoveList,
-    scores: [i32; MAX_MOVES],
+    /// The sort keys of `list`'s moves. Left uninitialised (a picker is
+    /// made at every node, quiescence included, and zeroing 2 KiB each time
+    /// cost more than the ordering): every stage that fills `list` writes
+    /// the key of each of its moves before any is read.
+    scores: [MaybeUninit<i32>; MAX_MOVES],
     next: usize,
     bad: MoveList,
     bad_next: usize,
@@ -193,7 +199,7 @@ impl MovePicker {
             counter,
             captures_only: false,
             list: MoveList::new(),
-            scores: [0; MAX_MOVES],
+            scores: [const { MaybeUninit::uninit() }; MAX_MOVES],
             next: 0,
             bad: MoveList::new(),
             bad_next: 0,
@@ -223,7 +229,24 @@ impl MovePicker {
     /// Records the ordering score of the move at `index`.
     #[inline]
     fn set_score(&mut self, index: usize, score: i32) {
-        self.scores[index] = sort_key(score, index);
+        self.scores[index] = MaybeUninit::new(sort_key(score, index));
+    }
+
+    /// The sort keys of the moves from `next` to the end of the list.
+    #[inline]
+    fn keys_left(&self) -> &[i32] {
+        let len = self.list.len();
+        assert!(self.next <= len && len <= MAX_MOVES);
+        // Safety: the range lies within `scores` (asserted), and every key
+        // below `list.len()` was written by `set_score` when the list was
+        // filled (each generating stage scores all its moves) or by
+        // `pick_best` since; `MaybeUninit<i32>` has `i32`'s layout.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.scores.as_ptr().add(self.next).cast::<i32>(),
+                len - self.next,
+            )
+        }
     }
 
     /// Takes the highest-scored move left in the list (the first of equals,
@@ -236,11 +259,12 @@ impl MovePicker {
         // One branch-free maximum over the keys (it vectorizes): the key's
         // low bits make the first of equal scores the largest and say where
         // it is.
-        let top = self.scores[self.next..len].iter().copied().fold(i32::MIN, i32::max);
+        let top = self.keys_left().iter().copied().fold(i32::MIN, i32::max);
         let best = key_index(top);
         self.list.as_mut_slice().swap(self.next, best);
         // The move from `next` now stands at `best`: its key must say so.
-        self.scores[best] = sort_key_moved(self.scores[self.next], best);
+        let moved = self.keys_left()[0];
+        self.scores[best] = MaybeUninit::new(sort_key_moved(moved, best));
         let m = self.list[self.next];
         self.next += 1;
         Some(m)
