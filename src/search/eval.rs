@@ -155,13 +155,18 @@ struct PawnEntry {
     attacks: ByColor<Bitboard>,
 }
 
-/// A cached material evaluation.
+/// A cached material evaluation: what follows from the piece counts alone
+/// (the material key says nothing of where the pieces stand).
 #[derive(Clone, Copy, Default)]
 struct MaterialEntry {
     key: u64,
     score: Score,
     /// Endgame scale factor (of 64) when White / Black is the stronger side.
     scale: ByColor<u8>,
+    /// One bishop each and no other pieces: the ending is drawish when the
+    /// bishops stand on squares of opposite colours, which is looked up
+    /// on the board at each evaluation.
+    bishops_only: bool,
 }
 
 /// The per-searcher caches the evaluation uses.
@@ -303,49 +308,60 @@ fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<Bi
     (score, passed)
 }
 
-/// Material configuration: bishop pair and the endgame scale factors.
-fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<u8>) {
+/// Material configuration: bishop pair and the endgame scale factors, from
+/// the piece counts alone (so that the material table can cache them), and
+/// whether the pieces are one bishop each (see [`scale_factor`]).
+fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<u8>, bool) {
     let mut score = Score::ZERO;
     for color in Color::ALL {
         if pos.pieces(color, Role::Bishop).count() >= 2 {
             add(trace, &mut score, Term::BishopPair, signed(color, 1));
         }
     }
+    let bishop = psqt::mg_value(Role::Bishop);
+    let rook = psqt::mg_value(Role::Rook);
     let scale = ByColor::new_with(|strong| {
         let weak = !strong;
         let pawns = pos.pieces(strong, Role::Pawn).count();
         let npm_strong = pos.non_pawn_material(strong);
         let npm_weak = pos.non_pawn_material(weak);
-        let bishop = psqt::mg_value(Role::Bishop);
-        let rook = psqt::mg_value(Role::Rook);
         if pawns == 0 && npm_strong - npm_weak <= bishop {
             // No pawns and at most a minor piece ahead: hard to win.
-            return if npm_strong < rook {
+            if npm_strong < rook {
                 0
             } else if npm_weak <= bishop {
                 16
             } else {
                 8
-            };
+            }
+        } else {
+            64
         }
-        // Opposite-colored bishops, no other pieces.
-        let bishops = pos.pieces_by_role(Role::Bishop);
-        let only_bishops = npm_strong == bishop && npm_weak == bishop;
-        if only_bishops
-            && pos.pieces(Color::White, Role::Bishop).count() == 1
-            && pos.pieces(Color::Black, Role::Bishop).count() == 1
-            && (bishops & Bitboard::DARK_SQUARES).count() == 1
-        {
-            return 32;
-        }
-        64
     });
-    (score, scale)
+    let bishops_only = Color::ALL
+        .into_iter()
+        .all(|c| pos.non_pawn_material(c) == bishop && pos.pieces(c, Role::Bishop).count() == 1);
+    (score, scale, bishops_only)
+}
+
+/// The endgame scale factor (of 64) when `strong` is ahead: the material
+/// table's, halved for bishops of opposite colours and no other pieces.
+fn scale_factor(pos: &Position, entry: &MaterialEntry, strong: Color) -> i32 {
+    let scale = i32::from(entry.scale[strong]);
+    if scale == 64
+        && entry.bishops_only
+        && (pos.pieces_by_role(Role::Bishop) & Bitboard::DARK_SQUARES).count() == 1
+    {
+        32
+    } else {
+        scale
+    }
 }
 
 /// The endgame scale factor (of 64) when `strong` is ahead.
 pub fn endgame_scale(pos: &Position, strong: Color) -> i32 {
-    i32::from(evaluate_material(pos, &mut NoTrace).1[strong])
+    let (score, scale, bishops_only) = evaluate_material(pos, &mut NoTrace);
+    scale_factor(pos, &MaterialEntry { key: 0, score, scale, bishops_only }, strong)
 }
 
 /// Evaluates `pos` from the side to move's point of view, in centipawns.
@@ -378,8 +394,8 @@ pub fn evaluate_traced<T: Trace>(pos: &Position, tables: &mut EvalTables, trace:
     let mi = (material_key as usize) & (MATERIAL_ENTRIES - 1);
     let mentry = &mut tables.material[mi];
     if mentry.key != material_key || std::mem::size_of::<T>() != 0 {
-        let (s, scale) = evaluate_material(pos, trace);
-        *mentry = MaterialEntry { key: material_key, score: s, scale };
+        let (s, scale, bishops_only) = evaluate_material(pos, trace);
+        *mentry = MaterialEntry { key: material_key, score: s, scale, bishops_only };
     }
     let material = *mentry;
     score += material.score;
@@ -391,7 +407,7 @@ pub fn evaluate_traced<T: Trace>(pos: &Position, tables: &mut EvalTables, trace:
 
     let phase = phase(pos);
     let strong = if score.eg >= 0 { Color::White } else { Color::Black };
-    let scale = i32::from(material.scale[strong]);
+    let scale = scale_factor(pos, &material, strong);
     let eg = score.eg * scale / 64;
     let value = (score.mg * phase + eg * (PHASE_MAX - phase)) / PHASE_MAX;
     if stm == Color::White { value } else { -value }
@@ -523,4 +539,30 @@ fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -
         }
     }
     score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The evaluation of a position must not depend on what the caches
+    /// saw before it: here two positions with the same material key, one
+    /// with bishops on squares of the same colour, one with opposite ones
+    /// (a drawish ending scaled down).
+    #[test]
+    fn evaluation_does_not_depend_on_the_caches() {
+        let same = Position::from_fen("5bk1/8/8/8/3P4/8/PPP5/2B1K3 w - - 0 1").unwrap();
+        let opposite = Position::from_fen("2b3k1/8/8/8/3P4/8/PPP5/2B1K3 w - - 0 1").unwrap();
+        assert_eq!(same.material_key(), opposite.material_key());
+        for (first, second) in [(&same, &opposite), (&opposite, &same)] {
+            let fresh = evaluate(second, &mut EvalTables::new());
+            let mut tables = EvalTables::new();
+            evaluate(first, &mut tables);
+            assert_eq!(evaluate(second, &mut tables), fresh, "{}", second.fen());
+        }
+        // And the opposite bishops are what scales the ending down.
+        let (a, b) =
+            (evaluate(&same, &mut EvalTables::new()), evaluate(&opposite, &mut EvalTables::new()));
+        assert!(b < a, "opposite bishops {b}, same-coloured {a}");
+    }
 }
