@@ -1154,7 +1154,7 @@ impl Position {
         count
     }
 
-    /// Whether the current position repeats one `ply` plies or fewer back
+    /// Whether the current position occurred before, fewer than `ply` plies back
     /// (a repetition inside the search tree, when `ply` is the distance from
     /// the root), or repeats twice in all: the search scores both as draws.
     pub fn is_repetition(&self, ply: usize) -> bool {

@@ -226,6 +226,11 @@ impl MovePicker {
         picker
     }
 
+    /// The hash move this picker gives first, if it passed the checks.
+    pub fn tt_move(&self) -> Option<Move> {
+        self.tt_move
+    }
+
     /// Records the ordering score of the move at `index`.
     #[inline]
     fn set_score(&mut self, index: usize, score: i32) {

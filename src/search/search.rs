@@ -93,8 +93,9 @@ impl ScoreKind {
 pub struct Limits {
     /// The depth to reach.
     pub depth: Option<i32>,
-    /// Stop after about this many nodes (checked every 1024 nodes, so the
-    /// count is exact for a given search: deterministic).
+    /// Stop after this many nodes (checked at every node, so the count is
+    /// exact and the search deterministic; the stop flag and the deadline
+    /// are checked every 1024 nodes).
     pub nodes: Option<u64>,
     /// Stop at once at this time.
     pub deadline: Option<Instant>,
@@ -706,9 +707,10 @@ impl Searcher {
         qdepth: i32,
     ) -> i32 {
         self.nodes += 1;
-        if NT::PV {
-            self.pv_len[ply] = ply;
-        }
+        // At every node, not only PV nodes: a zero-window child whose score
+        // lands exactly on a bound lowered by mate-distance pruning can reach
+        // the parent's `update_pv`, which must not copy a stale line.
+        self.pv_len[ply] = ply;
         if self.check_stop() {
             return 0;
         }
@@ -755,6 +757,7 @@ impl Searcher {
         let original_alpha = alpha;
         let mut best = QsBest { alpha, score: best_score, mv: None };
         let mut picker = MovePicker::quiescence(pos, hit.and_then(|h| h.mv));
+        let tt_move = picker.tt_move();
         let mut moves_seen = 0;
         while let Some(m) = picker.next(pos, &self.history) {
             moves_seen += 1;
@@ -783,7 +786,9 @@ impl Searcher {
             let mut quiets = MoveList::new();
             pos.generate_quiets(&mut quiets);
             for &m in quiets.iter() {
-                if !pos.gives_check(m) || !pos.see_ge(m, 0) {
+                // The hash move (an under-promotion can be one) was searched
+                // with the captures.
+                if Some(m) == tt_move || !pos.gives_check(m) || !pos.see_ge(m, 0) {
                     continue;
                 }
                 if !self.quiescence_move::<NT>(pos, m, ply, qdepth, beta, &mut best) {

@@ -279,7 +279,8 @@ impl TranspositionTable {
         };
     }
 
-    /// Permille of the first 1000 buckets' entries written in this search.
+    /// Permille of the first 1000 entries (250 buckets) written in this
+    /// search.
     pub fn hashfull(&self) -> usize {
         let n = self.buckets.len().min(250);
         let used: usize = self.buckets[..n]
