@@ -14,7 +14,10 @@ suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
 agreement: best-move agreement of both engines with Stockfish's own depth-16
            choice, positions per second, and the correlation of kibitz's
-           scores with Stockfish's at the same depth.
+           scores with Stockfish's at the same depth; and for each kibitz
+           depth, a paired comparison with Stockfish depth 8 (the issue's
+           yardstick): positions only one of them gets right, and the exact
+           McNemar p-value of the difference.
 speed:     positions per second of both engines at each depth, same
            positions, same run, and the ratio. `--driver pipe` speaks UCI
            to both directly instead of through python-chess, whose own cost
@@ -116,9 +119,23 @@ def reference(fens, depth=16):
     return res
 
 
+def mcnemar_p(b, c):
+    """Exact two-sided McNemar p-value: b and c are the discordant pairs
+    (positions only one of the two engines gets right)."""
+    n, k = b + c, min(b, c)
+    if n == 0:
+        return 1.0
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2**n)
+
+
 def cmd_agreement(args):
     fens = sample_positions(args.positions)
     ref = reference(fens)
+    # Stockfish depth 8's agreement is the issue's yardstick: each kibitz
+    # depth is compared with it position by position (paired), so that
+    # "equal" can be told from noise.
+    sf8 = reference(fens, depth=8)
+    sf8_right = [m == r for (m, _), (r, _) in zip(sf8, ref)]
     print(f"{len(fens)} positions from the shared Lichess 2016-05 games; reference: Stockfish 15.1 depth 16")
     print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7} {'nodes/pos':>9}  score correlation with SF same depth")
     kinds = ("kibitz",) if args.kibitz_only else ("kibitz", "stockfish")
@@ -137,6 +154,11 @@ def cmd_agreement(args):
             corr = pearson([clip(s) for _, s in kres], [clip(s) for _, s in sres])
             same = sum(1 for (a, _), (b, _) in zip(kres, sres) if a == b) / len(fens)
             extra = f"  r = {corr:.3f}, same move as SF d{depth}: {same:.1%}"
+        right = [m == r for (m, _), (r, _) in zip(row["kibitz"][0], ref)]
+        b = sum(1 for k, s in zip(right, sf8_right) if k and not s)
+        c = sum(1 for k, s in zip(right, sf8_right) if s and not k)
+        extra += (f"  vs SF d8 ({sum(sf8_right) / len(fens):.1%}): kibitz alone right {b},"
+                  f" SF d8 alone {c}, McNemar p = {mcnemar_p(b, c):.3f}")
         for kind in kinds:
             res, secs, agree, mean_nodes = row[kind]
             extra = extra if kind == "kibitz" else ""
