@@ -805,7 +805,7 @@ fn drop_cut_game(splitter: &mut Option<Splitter>) -> Option<u64> {
         return None;
     }
     let end = whole_games_end(&s.buf, s.format);
-    if end == s.buf.len() || s.buf[end..].iter().all(u8::is_ascii_whitespace) {
+    if s.buf[end..].iter().all(u8::is_ascii_whitespace) {
         return None;
     }
     s.buf.truncate(end);

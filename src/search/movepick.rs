@@ -264,11 +264,12 @@ impl MovePicker {
         // One branch-free maximum over the keys (it vectorizes): the key's
         // low bits make the first of equal scores the largest and say where
         // it is.
-        let top = self.keys_left().iter().copied().fold(i32::MIN, i32::max);
+        let keys = self.keys_left();
+        let top = keys.iter().copied().fold(i32::MIN, i32::max);
+        let moved = keys[0];
         let best = key_index(top);
         self.list.as_mut_slice().swap(self.next, best);
         // The move from `next` now stands at `best`: its key must say so.
-        let moved = self.keys_left()[0];
         self.scores[best] = MaybeUninit::new(sort_key_moved(moved, best));
         let m = self.list[self.next];
         self.next += 1;
