@@ -13,7 +13,7 @@
 //! * kibitz with `--verify none` for reference (replay without the
 //!   per-move from-scratch check);
 //! * pgn-reader alone, collecting each game's SANs and playing none: the
-//!   parser both kibitz and the peer use, so a floor under both;
+//!   peer's parser, a floor under the peer;
 //! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
 //!   /dev/null` when installed.
 //!
@@ -168,8 +168,8 @@ fn peer_single(path: &Path) -> u64 {
     plies
 }
 
-/// pgn-reader alone: games read and their SANs collected, no move played.
-/// kibitz parses with pgn-reader too, so this is a floor under both.
+/// pgn-reader alone: games read and their SANs collected, no move played:
+/// the peer's parser, a floor under the peer.
 fn parse_only(path: &Path) -> u64 {
     let mut reader = Reader::new(open(path));
     let mut sans = 0;

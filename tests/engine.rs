@@ -66,6 +66,47 @@ fn annotate_fake(dir: &TempDir, out: &Path, plan: &str, extra: &[&str]) -> (i32,
     (code, summary, stderr)
 }
 
+/// A promotion written without "=" reaches the engine as the promotion:
+/// every position of the game is labelled through `--engine` (kibitz's own
+/// UCI behind the fake engine's pipe, failing nowhere) as by the built-in
+/// search, and the exported game holds all 10 moves.
+#[test]
+fn promotions_without_an_equals_sign_reach_the_engine() {
+    let dir = TempDir::new("engine-promotions");
+    let pgn = dir.path("p.pgn");
+    std::fs::write(
+        &pgn,
+        "[Event \"x\"]\n\n1. e4 d5 2. exd5 c6 3. dxc6 Nf6 4. cxb7 Nbd7 5. bxa8Q+ Nb6 *\n",
+    )
+    .unwrap();
+    let state = dir.path("state");
+    std::fs::create_dir_all(&state).unwrap();
+    let engine = fake_engine();
+    for with_engine in [false, true] {
+        let out = dir.path(&format!("p-{with_engine}.kbz"));
+        let mut args = vec!["annotate", "--quiet", "--json", s(&pgn), "-o", s(&out)];
+        args.extend(["--depth", "3", "--skip-plies", "0", "--skip-check", "false"]);
+        args.extend(["--skip-captures", "false"]);
+        if with_engine {
+            args.extend(["--engine", &engine]);
+        }
+        let env = [
+            ("FAKE_ENGINE_KIBITZ", env!("CARGO_BIN_EXE_kibitz")),
+            ("FAKE_ENGINE_STATE", s(&state)),
+            ("FAKE_ENGINE_PLAN", ""),
+        ];
+        let (code, stdout, stderr) = kibitz(&args, &env);
+        assert_eq!(code, 0, "{stderr}");
+        let v: Value = serde_json::from_str(&stdout).unwrap();
+        assert_eq!((v["games"].as_u64(), v["rejected"].as_u64()), (Some(1), Some(0)), "{v}");
+        assert_eq!(v["labelled"], 11, "{v}");
+        let (code, exported, stderr) = kibitz(&["export", s(&out), "--format", "pgn"], &[]);
+        assert_eq!(code, 0, "{stderr}");
+        assert!(exported.contains("5. bxa8=Q"), "{exported}");
+        assert!(exported.contains("5... Nb6"), "{exported}");
+    }
+}
+
 #[test]
 fn engine_crashes_hangs_and_garbage_are_contained() {
     let dir = TempDir::new("engine-faults");

@@ -10,6 +10,8 @@ mod faults;
 mod fuzz;
 mod keys;
 mod perft;
+#[cfg(feature = "python-chess")]
+mod pgn;
 mod playout;
 mod props;
 mod replay;

@@ -18,11 +18,12 @@ use crate::{
     chess::{mv::Move, position::Position, san::SanError},
     io::{
         epd::EpdLine,
-        pgn::{Eval, GameReader, MoveToken, ParsedGame},
+        pgn::{Eval, GameReader, ParsedGame},
         source::{Chunk, Format},
     },
     pipeline::replay::{
-        RejectKind, Rejected, VariantKind, set_start_position, unplayable, variant_kind,
+        RejectKind, Rejected, VariantKind, bad_token_reject, set_start_position, unplayable,
+        variant_kind,
     },
     record::{
         chain::walk,
@@ -338,34 +339,12 @@ impl<L: Labeller> Worker<L> {
                 let mut reader = GameReader::new(&chunk.data, chunk.offset, &no_tags);
                 reader.set_annotations(self.options.label == LabelSource::PgnEval);
                 let mut index = chunk.first_game;
-                loop {
-                    let before = reader.position();
-                    match reader.next_game() {
-                        Ok(Some(game)) => {
-                            out.stats.games_read += 1;
-                            self.at = (chunk.file, game.offset);
-                            if self.takes(index) {
-                                let game = game.clone();
-                                self.game(&game, index, &mut out);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            out.stats.games_read += 1;
-                            if self.takes(index) {
-                                out.stats.rejected += 1;
-                                out.rejected.push(Rejected::at(
-                                    chunk.file,
-                                    index,
-                                    reader.game_offset(),
-                                    RejectKind::ParseError,
-                                    e.to_string(),
-                                ));
-                            }
-                            if reader.position() == before {
-                                break;
-                            }
-                        }
+                while let Some(game) = reader.next_game() {
+                    out.stats.games_read += 1;
+                    self.at = (chunk.file, game.offset);
+                    if self.takes(index) {
+                        let game = game.clone();
+                        self.game(&game, index, &mut out);
                     }
                     index += 1;
                 }
@@ -531,8 +510,8 @@ impl<L: Labeller> Worker<L> {
                 return;
             }
             // The move played from this position, if legal; if not, why.
-            let (played, refused) = match game.moves.get(ply) {
-                Some(MoveToken::San(san)) => match san.to_move(&pos) {
+            let (played, refused) = match game.token(ply) {
+                Some(Ok(san)) => match san.to_move(&pos) {
                     Ok(m) => (Some(m), None),
                     Err(e) => {
                         let (kind, reason) = match e {
@@ -546,14 +525,10 @@ impl<L: Labeller> Worker<L> {
                         (None, Some((san.to_string(), kind, reason)))
                     }
                 },
-                Some(MoveToken::Unsupported(text)) => (
-                    None,
-                    Some((
-                        text.to_string(),
-                        RejectKind::UnsupportedMove,
-                        "not a chess move".into(),
-                    )),
-                ),
+                Some(Err(bad)) => {
+                    let (kind, reason) = bad_token_reject(bad);
+                    (None, Some((bad.text_lossy(), kind, reason)))
+                }
                 None => (None, None),
             };
             let eval = pgn_eval

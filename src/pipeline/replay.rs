@@ -25,7 +25,7 @@ use crate::{
     },
     io::{
         epd::EpdLine,
-        pgn::{GameReader, MoveToken, ParsedGame},
+        pgn::{BadToken, BadTokenKind, GameReader, ParsedGame},
     },
 };
 
@@ -57,7 +57,9 @@ pub enum RejectKind {
     NullMoveInCheck,
     /// The `[FEN]` tag (or EPD line) is not a valid position.
     BadPosition,
-    /// The PGN text could not be parsed.
+    /// A movetext token that is neither a move nor a known non-move (a
+    /// move number, NAG, glyph, result or comment), or a comment never
+    /// closed: the game is read up to it.
     ParseError,
     /// The incremental state differed from the from-scratch state (a bug in
     /// kibitz: please report it).
@@ -138,8 +140,8 @@ impl Rejected {
         }
     }
 
-    /// A rejected input with no parsed game (text pgn-reader gave up on, an
-    /// EPD line): at `offset`, no ply, move or tags.
+    /// A rejected input with no parsed game (an EPD line): at `offset`, no
+    /// ply, move or tags.
     pub fn at(
         file: usize,
         local_game: u64,
@@ -172,6 +174,16 @@ pub fn unplayable(e: SanError, pos: &Position) -> (RejectKind, String) {
         _ => RejectKind::IllegalMove,
     };
     (kind, format!("{e} in {}", pos.fen()))
+}
+
+/// How a game is rejected whose main line stops at `token` (a token that
+/// is no move, or a comment never closed).
+pub fn bad_token_reject(token: &BadToken) -> (RejectKind, String) {
+    let kind = match token.kind {
+        BadTokenKind::Drop => RejectKind::UnsupportedMove,
+        BadTokenKind::NotAMove | BadTokenKind::UnterminatedComment => RejectKind::ParseError,
+    };
+    (kind, token.reason().to_string())
 }
 
 /// Options of a replay.
@@ -286,35 +298,10 @@ impl Replayer {
         let no_tags: [Vec<u8>; 0] = [];
         let mut reader = GameReader::new(text, base, &no_tags);
         reader.set_annotations(self.options.annotations);
-        loop {
-            let before = reader.position();
-            match reader.next_game() {
-                Ok(Some(game)) => {
-                    let local = out.games;
-                    out.games += 1;
-                    self.replay_game(game, file, local, &mut out);
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    // pgn-reader gave up on this game (a tag line too long for it):
-                    // count it rejected and go on with the next.
-                    let local = out.games;
-                    out.games += 1;
-                    out.rejected.push(Rejected::at(
-                        file,
-                        local,
-                        reader.game_offset(),
-                        RejectKind::ParseError,
-                        e.to_string(),
-                    ));
-                    if self.options.keys {
-                        out.key_line_counts.push(0);
-                    }
-                    if reader.position() == before {
-                        break;
-                    }
-                }
-            }
+        while let Some(game) = reader.next_game() {
+            let local = out.games;
+            out.games += 1;
+            self.replay_game(game, file, local, &mut out);
         }
         out
     }
@@ -357,21 +344,9 @@ impl Replayer {
             key_count += 1;
         }
         made.clear();
-        for (i, token) in game.moves.iter().enumerate() {
+        let mut stopped = false;
+        for (i, &san) in game.moves.iter().enumerate() {
             let ply = i as u32 + 1;
-            let san = match token {
-                MoveToken::San(san) => *san,
-                MoveToken::Unsupported(text) => {
-                    reject(
-                        out,
-                        ply,
-                        text.to_string(),
-                        RejectKind::UnsupportedMove,
-                        "not a chess move".into(),
-                    );
-                    break;
-                }
-            };
             let m = match san.to_move(pos) {
                 Ok(m) => m,
                 Err(SanError::NullMove) => {
@@ -383,6 +358,7 @@ impl Replayer {
                             RejectKind::NullMoveInCheck,
                             format!("null move while in check in {}", pos.fen()),
                         );
+                        stopped = true;
                         break;
                     }
                     out.null_moves += 1;
@@ -391,6 +367,7 @@ impl Replayer {
                 Err(e) => {
                     let (kind, reason) = unplayable(e, pos);
                     reject(out, ply, san.to_string(), kind, reason);
+                    stopped = true;
                     break;
                 }
             };
@@ -413,6 +390,7 @@ impl Replayer {
                         "incremental {field} differs from its from-scratch value after this move"
                     ),
                 );
+                stopped = true;
                 break;
             }
             if options.keys {
@@ -420,7 +398,13 @@ impl Replayer {
                 key_count += 1;
             }
         }
-        if game.too_long && out.rejected.last().is_none_or(|r| r.local_game != local) {
+        if !stopped && let Some(bad) = &game.bad_token {
+            let (kind, reason) = bad_token_reject(bad);
+            let ply = game.moves.len() as u32 + 1;
+            reject(out, ply, bad.text_lossy(), kind, reason);
+            stopped = true;
+        }
+        if game.too_long && !stopped {
             let max = crate::io::pgn::MAX_GAME_PLIES;
             reject(
                 out,

@@ -95,18 +95,8 @@ pub fn count_games(chunk: &Chunk) -> u64 {
             let mut reader = crate::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
             reader.set_annotations(false);
             let mut n = 0;
-            loop {
-                let before = reader.position();
-                match reader.next_game() {
-                    Ok(Some(_)) => n += 1,
-                    Ok(None) => break,
-                    Err(_) => {
-                        n += 1;
-                        if reader.position() == before {
-                            break;
-                        }
-                    }
-                }
+            while reader.next_game().is_some() {
+                n += 1;
             }
             n
         }

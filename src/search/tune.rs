@@ -24,7 +24,7 @@ use crate::{
         psqt::{NUM_PARAMS, PARAMS},
         types::Color,
     },
-    io::pgn::{GameReader, MoveToken},
+    io::pgn::GameReader,
     pipeline::replay::set_start_position,
     search::{
         eval::{self, EvalTables, NUM_TERMS, TERM_NAMES, Term, Trace},
@@ -187,7 +187,7 @@ pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>>
         let mut reader = GameReader::new(&text, 0, &no_tags);
         reader.set_annotations(false);
         let mut pos = Position::startpos();
-        while let Ok(Some(game)) = reader.next_game() {
+        while let Some(game) = reader.next_game() {
             let result = match game.result.as_slice() {
                 b"1-0" => 1.0,
                 b"0-1" => 0.0,
@@ -197,8 +197,7 @@ pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>>
             if set_start_position(game, &mut pos, &startpos).is_err() || pos.is_chess960() {
                 continue;
             }
-            for (ply, token) in game.moves.iter().enumerate() {
-                let MoveToken::San(san) = token else { break };
+            for (ply, san) in game.moves.iter().enumerate() {
                 let Ok(m) = san.to_move(&pos) else { break };
                 pos.do_move(m);
                 if ply < 10 || pos.in_check() {
