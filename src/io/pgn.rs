@@ -355,42 +355,58 @@ enum Token {
     Bad(BadTokenKind),
 }
 
-/// Classifies a token (never empty).
+/// Classifies a token (never empty). Moves, the common case, are tried
+/// first; the rarer kinds only when a token is no move.
 fn classify(tok: &[u8]) -> Token {
+    let first = tok[0];
+    if first.is_ascii_digit() {
+        return classify_numeric(tok);
+    }
+    if first == b'*' && tok.len() == 1 {
+        return Token::Result(b"*");
+    }
+    if let Ok(san) = San::parse(tok) {
+        return Token::Move(san);
+    }
     if let Some(result) = result_token(tok) {
         return Token::Result(result);
-    }
-    if tok[0].is_ascii_digit() {
-        // Castling and null moves with zeros.
-        if let Ok(san) = San::parse(tok) {
-            return Token::Move(san);
-        }
-        // A move number, and maybe the move written onto it (`12.e4`).
-        let digits = tok.iter().position(|b| !b.is_ascii_digit()).unwrap_or(tok.len());
-        let mut rest = &tok[digits..];
-        loop {
-            if let Some(r) = rest.strip_prefix(b".") {
-                rest = r;
-            } else if let Some(r) = rest.strip_prefix("\u{2026}".as_bytes()) {
-                rest = r;
-            } else {
-                break;
-            }
-        }
-        if rest.is_empty() {
-            return Token::NonMove;
-        }
-        // Shorter than `tok` by the number's digits.
-        return classify(rest);
     }
     if tok.iter().all(|b| matches!(b, b'!' | b'?')) || GLYPHS.iter().any(|g| g.as_bytes() == tok) {
         return Token::NonMove;
     }
-    match San::parse(tok) {
-        Ok(san) => Token::Move(san),
-        Err(_) if tok.contains(&b'@') => Token::Bad(BadTokenKind::Drop),
-        Err(_) => Token::Bad(BadTokenKind::NotAMove),
+    Token::Bad(if tok.contains(&b'@') { BadTokenKind::Drop } else { BadTokenKind::NotAMove })
+}
+
+/// Classifies a token that opens with a digit: a move number (`12.`), a
+/// move number with its move (`12.e4`, `9.0-0`), a result, castling or a
+/// null move written with zeros.
+fn classify_numeric(tok: &[u8]) -> Token {
+    let digits = tok.iter().position(|b| !b.is_ascii_digit()).unwrap_or(tok.len());
+    let dots = tok[digits..].iter().take_while(|&&b| b == b'.').count();
+    if digits + dots == tok.len() {
+        return if tok == b"0000" { Token::Move(San::Null) } else { Token::NonMove };
     }
+    if let Some(result) = result_token(tok) {
+        return Token::Result(result);
+    }
+    if let Ok(san) = San::parse(tok) {
+        return Token::Move(san);
+    }
+    let mut rest = &tok[digits..];
+    loop {
+        if let Some(r) = rest.strip_prefix(b".") {
+            rest = r;
+        } else if let Some(r) = rest.strip_prefix("\u{2026}".as_bytes()) {
+            rest = r;
+        } else {
+            break;
+        }
+    }
+    if rest.is_empty() {
+        return Token::NonMove;
+    }
+    // Shorter than `tok` by the number's digits.
+    classify(rest)
 }
 
 /// Reads the games of a chunk of PGN text one at a time.
