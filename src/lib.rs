@@ -24,6 +24,7 @@
 pub mod chess;
 pub mod cli;
 pub mod io;
+pub mod nnue;
 pub mod pipeline;
 pub mod record;
 pub mod search;
@@ -38,7 +39,7 @@ pub use chess::{
     position::{CastlingMode, Position},
     psqt::Score,
     san::{San, SanError},
-    state::{CopiedState, StateInfo},
+    state::{CopiedState, DirtyEntry, DirtyPiece, StateInfo},
     types::{ByColor, ByPiece, ByRole, CastlingSide, Color, File, Piece, Rank, Role, Square},
     uci::UciError,
     zobrist,

@@ -2,7 +2,9 @@
 //! Chess960. At every visited position, every legal move is made; after
 //! each `do_move` every StateInfo field is compared with its from-scratch
 //! value (`check_state`), `key_after` and `gives_check` are compared with
-//! the position reached, and `undo_move` must give back a position equal
+//! the position reached, the changed pieces the move recorded
+//! (`DirtyPiece`) must take the board before it to the board after it, and
+//! `undo_move` must give back a position equal
 //! (derived `Eq`, state stack included) to the one before. Then one move is
 //! played at random and the walk goes on.
 //!
@@ -13,7 +15,7 @@
 
 use std::collections::HashSet;
 
-use kibitz::{Move, MoveList, Position};
+use kibitz::{Move, MoveList, Position, Square};
 
 use crate::util::Rng;
 
@@ -58,6 +60,28 @@ fn check_position(pos: &mut Position, totals: &mut Totals, rng: &mut Rng) {
         pos.do_move(m);
         if let Err(e) = pos.check_state() {
             panic!("after {m:?} from {}: {e}", snapshot.fen());
+        }
+        // The changed pieces the move recorded take the board before it
+        // to the board after it.
+        let mut board: Vec<Option<kibitz::Piece>> =
+            (0..64).map(|i| snapshot.piece_on(Square::new(i))).collect();
+        let dirty = pos.st().dirty;
+        for e in dirty.entries() {
+            if let Some(from) = e.from {
+                assert_eq!(board[from.to_usize()], Some(e.piece), "{m:?} from {}", snapshot.fen());
+                board[from.to_usize()] = None;
+            }
+        }
+        for e in dirty.entries().iter().filter_map(|e| e.to.map(|to| (to, e.piece))) {
+            board[e.0.to_usize()] = Some(e.1);
+        }
+        for (i, piece) in board.iter().enumerate() {
+            assert_eq!(
+                pos.piece_on(Square::new(i as u32)),
+                *piece,
+                "{m:?} from {}",
+                snapshot.fen()
+            );
         }
         assert_eq!(pos.key(), key_after, "key_after {m:?} from {}", snapshot.fen());
         assert_eq!(pos.in_check(), gives_check, "gives_check {m:?} from {}", snapshot.fen());

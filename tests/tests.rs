@@ -9,6 +9,7 @@ mod engine;
 mod faults;
 mod fuzz;
 mod keys;
+mod nnue;
 mod perft;
 #[cfg(feature = "python-chess")]
 mod pgn;

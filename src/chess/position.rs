@@ -32,7 +32,7 @@ use crate::chess::{
     movegen::{self, MoveSink},
     mv::{Move, MoveKind, MoveList},
     psqt::{self, Score},
-    state::{CopiedState, StateInfo},
+    state::{CopiedState, DirtyPiece, StateInfo},
     types::{
         ByColor, ByPiece, ByRole, CastlingSide, Color, File, Piece, Rank, Role, Square,
         castling_bit,
@@ -147,6 +147,7 @@ impl Position {
             pinners: ByColor::default(),
             check_squares: ByRole::default(),
             captured: None,
+            dirty: DirtyPiece::NONE,
         });
         Position {
             board: [None; 64],
@@ -581,6 +582,7 @@ impl Position {
         } else {
             self.board[to.to_usize()]
         };
+        let mut dirty = DirtyPiece::NONE;
 
         if m.is_castling() {
             let rook = Piece::new(us, Role::Rook);
@@ -596,8 +598,12 @@ impl Position {
             c.psq += psqt::psq(rook, rto) - psqt::psq(rook, rfrom);
             captured = None;
             to = kto;
+            dirty.push(pc, Some(from), Some(kto));
+            dirty.push(rook, Some(rfrom), Some(rto));
         } else if let Some(cap) = captured {
             let capsq = if m.is_en_passant() { to.offset_unchecked(-up) } else { to };
+            dirty.push(pc, Some(from), Some(to));
+            dirty.push(cap, Some(capsq), None);
             if cap.role() == Role::Pawn {
                 c.pawn_key ^= zobrist::piece_square(cap, capsq);
             } else {
@@ -628,6 +634,9 @@ impl Position {
 
         if !m.is_castling() {
             self.move_piece(pc, from, to);
+            if captured.is_none() {
+                dirty.push(pc, Some(from), Some(to));
+            }
         }
 
         if pc.role() == Role::Pawn {
@@ -649,6 +658,9 @@ impl Position {
                     ^ zobrist::material(pc, u32::from(self.piece_count[pc]));
                 c.psq += psqt::psq(promo, to) - psqt::psq(pc, to);
                 c.non_pawn_material[us] += psqt::mg_value(role);
+                // The pawn leaves the board; the new piece comes onto it.
+                dirty.clear_first_destination();
+                dirty.push(promo, None, Some(to));
             }
             c.pawn_key ^= zobrist::piece_square(pc, from) ^ zobrist::piece_square(pc, to);
             c.rule50 = 0;
@@ -681,6 +693,7 @@ impl Position {
             pinners,
             check_squares,
             captured,
+            dirty,
         });
 
         #[cfg(debug_assertions)]
@@ -756,6 +769,7 @@ impl Position {
         st.copied.rule50 = st.copied.rule50.saturating_add(1);
         st.copied.plies_from_null = 0;
         st.captured = None;
+        st.dirty = DirtyPiece::NONE;
         self.side_to_move = !self.side_to_move;
         st.checkers = Bitboard::EMPTY;
         let (blockers_for_king, pinners, check_squares) = self.check_info();
@@ -1306,8 +1320,9 @@ impl Position {
     }
 
     /// A full state rebuilt from the board: every incremental field
-    /// recomputed; the counters that only history knows (rule50, plies from
-    /// null, captured piece) and the rights are taken from the current state.
+    /// recomputed; what only history knows (rule50, plies from null, the
+    /// captured and changed pieces) and the rights are taken from the
+    /// current state.
     pub fn compute_state(&self) -> StateInfo {
         let st = self.st();
         let (blockers_for_king, pinners, check_squares) = self.check_info();
@@ -1328,6 +1343,7 @@ impl Position {
             pinners,
             check_squares,
             captured: st.captured,
+            dirty: st.dirty,
         }
     }
 

@@ -37,6 +37,60 @@ pub struct CopiedState {
     pub ep_square: Option<Square>,
 }
 
+/// One piece a move changed: moved (`from` and `to`), removed (no `to`) or
+/// added (no `from`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct DirtyEntry {
+    /// The piece.
+    pub piece: Piece,
+    /// Where it stood before the move, if it stood on the board.
+    pub from: Option<Square>,
+    /// Where it stands after the move, if it stays on the board.
+    pub to: Option<Square>,
+}
+
+/// The pieces a move changed, as Stockfish's `DirtyPiece` records them so
+/// that an evaluation kept beside the board (an NNUE accumulator) can follow
+/// the move without looking at the whole board: up to three entries. A
+/// move moves its piece; a capture also removes the captured piece; a
+/// promotion removes the pawn from the destination (its entry has no `to`)
+/// and adds the new piece there; castling moves the king (always the first
+/// entry of a king move) and the rook. A null move changes nothing. The
+/// board itself never reads it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct DirtyPiece {
+    len: u8,
+    entries: [DirtyEntry; 3],
+}
+
+impl DirtyPiece {
+    /// No piece changed (the first state, a null move).
+    pub const NONE: DirtyPiece = DirtyPiece {
+        len: 0,
+        entries: [DirtyEntry { piece: Piece::WhitePawn, from: None, to: None }; 3],
+    };
+
+    /// The changed pieces, in the order the move changed them.
+    #[inline]
+    pub fn entries(&self) -> &[DirtyEntry] {
+        &self.entries[..usize::from(self.len)]
+    }
+
+    /// The first entry's piece leaves the board instead of moving (a pawn
+    /// that promotes).
+    #[inline]
+    pub(crate) fn clear_first_destination(&mut self) {
+        self.entries[0].to = None;
+    }
+
+    /// Records one more change.
+    #[inline]
+    pub(crate) fn push(&mut self, piece: Piece, from: Option<Square>, to: Option<Square>) {
+        self.entries[usize::from(self.len)] = DirtyEntry { piece, from, to };
+        self.len += 1;
+    }
+}
+
 /// The state of one ply.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct StateInfo {
@@ -58,4 +112,6 @@ pub struct StateInfo {
     pub check_squares: ByRole<Bitboard>,
     /// The piece the move that led here captured, if any.
     pub captured: Option<Piece>,
+    /// The pieces the move that led here changed.
+    pub dirty: DirtyPiece,
 }

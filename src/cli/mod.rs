@@ -11,6 +11,7 @@ use std::{
 use clap::{Parser, Subcommand};
 
 mod annotate;
+pub(crate) mod eval;
 mod perft;
 mod records;
 pub(crate) mod replay;
@@ -46,6 +47,9 @@ enum Command {
     Search(search::SearchArgs),
     /// Search the built-in bench positions: total nodes (a signature) and speed.
     Bench(search::BenchArgs),
+    /// The static evaluation of a position: hand-written, and with a net as
+    /// Stockfish 15.1's `eval` prints it.
+    Eval(eval::EvalArgs),
     /// Speak the UCI protocol on stdin and stdout (for GUIs and match tools).
     Uci,
     /// Fit the evaluation weights to game results (for developers).
@@ -139,6 +143,7 @@ pub fn main() -> ExitCode {
         Command::Replay(args) => replay::run(args),
         Command::Search(args) => search::run_search(args),
         Command::Bench(args) => search::run_bench(args),
+        Command::Eval(args) => eval::run(args),
         Command::Uci => uci::run(),
         Command::Tune(args) => tune::run(args),
     };

@@ -1,0 +1,116 @@
+//! `kibitz eval`: the static evaluation of positions, hand-written and,
+//! with a net, the NNUE evaluation laid out as Stockfish 15.1's `eval`
+//! prints it.
+
+use std::{
+    io::{BufRead, Write},
+    path::PathBuf,
+    process::ExitCode,
+    sync::Arc,
+};
+
+use anyhow::{Context, Result};
+use clap::Args;
+
+use crate::{
+    Color, FenOptions, Position,
+    nnue::{NnueEval, to_centipawns},
+    search::eval::{EvalTables, evaluate},
+};
+
+/// Arguments of `kibitz eval`.
+#[derive(Args, Debug)]
+pub struct EvalArgs {
+    /// A FEN (quoted), `startpos`, or `-` for one FEN (or EPD line) per
+    /// line of standard input.
+    position: String,
+    /// Moves to play first, in UCI (`e2e4 e7e5`).
+    #[arg(long, num_args = 1.., value_name = "UCI")]
+    moves: Vec<String>,
+    #[command(flatten)]
+    net: NetArgs,
+}
+
+/// The net option every command that evaluates shares.
+#[derive(Args, Debug, Clone)]
+pub struct NetArgs {
+    /// A Stockfish 15.1 net (SFNNv5) to evaluate with; the environment
+    /// variable KIBITZ_NET names one by default. Get Stockfish 15.1's with
+    /// `printf 'uci\nexport_net nn.nnue\nquit\n' | /usr/games/stockfish`.
+    #[arg(long, value_name = "FILE", env = "KIBITZ_NET")]
+    pub net: Option<PathBuf>,
+}
+
+impl NetArgs {
+    /// The net, read and checked, if one was asked for.
+    pub fn load(&self) -> Result<Option<Arc<crate::nnue::Network>>> {
+        match &self.net {
+            None => Ok(None),
+            Some(path) => Ok(Some(Arc::new(crate::nnue::Network::load(path)?))),
+        }
+    }
+}
+
+/// `v` from White's side, as a signed number of pawns with two decimals.
+fn pawns(v: i32) -> String {
+    format!("{:+.2}", f64::from(v) / 100.0)
+}
+
+fn report(
+    out: &mut impl Write,
+    pos: &Position,
+    tables: &mut EvalTables,
+    nnue: Option<&mut NnueEval>,
+) -> Result<()> {
+    let white = |v: i32| if pos.side_to_move() == Color::White { v } else { -v };
+    let hand = white(evaluate(pos, tables));
+    if pos.in_check() {
+        writeln!(out, "(in check: Stockfish's eval prints no evaluation here)")?;
+    }
+    writeln!(out, "Hand-written eval      {} (white side)", pawns(hand))?;
+    if let Some(nnue) = nnue {
+        write!(out, "\n{}\n\n", nnue.stockfish_trace(pos))?;
+        writeln!(out, "{}", nnue.stockfish_line(pos))?;
+        let cp = to_centipawns(white(nnue.evaluate(pos)));
+        writeln!(out, "NNUE centipawns        {cp:+} (white side)")?;
+    }
+    Ok(())
+}
+
+/// Runs `kibitz eval`.
+pub fn run(args: EvalArgs) -> Result<ExitCode> {
+    let net = args.net.load()?;
+    let mut nnue = net.map(NnueEval::new);
+    let mut tables = EvalTables::new();
+    let mut out = super::stdout();
+    let options = FenOptions { castling_mode: None, drop_invalid_castling: true };
+    if args.position == "-" {
+        for (n, line) in std::io::stdin().lock().lines().enumerate() {
+            let line = line.context("reading standard input")?;
+            let fen = line.trim();
+            if fen.is_empty() {
+                continue;
+            }
+            let pos = crate::io::epd::EpdLine::parse(fen.as_bytes())
+                .and_then(Result::ok)
+                .and_then(|l| l.position().ok())
+                .or_else(|| Position::from_fen_with(fen.as_bytes(), options).ok())
+                .with_context(|| format!("line {}: not a FEN: {fen}", n + 1))?;
+            writeln!(out, "position {}", pos.fen())?;
+            report(&mut out, &pos, &mut tables, nnue.as_mut())?;
+            writeln!(out)?;
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut pos = if args.position == "startpos" {
+        Position::startpos()
+    } else {
+        Position::from_fen_with(args.position.as_bytes(), options)?
+    };
+    for m in &args.moves {
+        let mv = pos.parse_uci(m)?;
+        pos.do_move(mv);
+    }
+    report(&mut out, &pos, &mut tables, nnue.as_mut())?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,91 @@
+//! NNUE evaluation with Stockfish 15.1's nets (the SFNNv5 architecture of
+//! Stockfish 15 and 15.1), computed with Stockfish's integer arithmetic, so
+//! that an evaluation here is the value Stockfish computes for the same
+//! position.
+//!
+//! The parts, as the data flows:
+//!
+//! * [`net`]: the file. A header (version, architecture hash,
+//!   description), the feature transformer (HalfKAv2_hm features to 1024
+//!   `i16` values per side, with 8 buckets of `i32` PSQT values), and 8
+//!   layer stacks (1024 -> 16 -> 32 -> 1, the stack chosen by the number of
+//!   pieces). Every part's hash is checked; every fault is a [`NetError`]
+//!   that names the file.
+//! * [`features`]: which inputs a piece on a square activates, seen from
+//!   each side's king (HalfKAv2_hm: 32 king buckets, the board mirrored so
+//!   the king stands on files e to h).
+//! * [`accumulator`]: the first layer's output for both sides, kept for
+//!   every ply of the position's [`StateInfo`](crate::StateInfo) stack and
+//!   brought up to date lazily from the nearest computed ancestor with the
+//!   pieces each move changed ([`DirtyPiece`](crate::DirtyPiece)); a
+//!   side is refreshed when its king moves, through a cache of the last
+//!   accumulator seen for each king square (Stockfish's "Finny tables").
+//!   The board knows nothing of this: the accumulators sit beside it.
+//! * [`simd`]: the arithmetic, in AVX2 where the build has it and in
+//!   portable code everywhere; both give the same integers.
+//! * [`eval`]: the network's output for a position, the evaluation
+//!   Stockfish's `eval` command prints, and its per-bucket trace.
+//!
+//! ```no_run
+//! use std::{path::Path, sync::Arc};
+//! use kibitz::{Position, nnue::{Network, NnueEval}};
+//!
+//! let net = Arc::new(Network::load(Path::new("nn-ad9b42354671.nnue"))?);
+//! let mut eval = NnueEval::new(net);
+//! let pos = Position::startpos();
+//! // Stockfish 15.1 prints `NNUE evaluation        +0.14 (white side)`.
+//! println!("{}", eval.stockfish_line(&pos));
+//! # Ok::<(), kibitz::nnue::NetError>(())
+//! ```
+
+pub mod accumulator;
+pub mod eval;
+pub mod features;
+pub mod net;
+pub mod simd;
+
+pub use accumulator::{Accumulator, AccumulatorStack};
+pub use eval::NnueEval;
+pub use net::{NetError, NetInfo, Network};
+
+/// The feature transformer's outputs per side (Stockfish's
+/// `TransformedFeatureDimensions`).
+pub const L1: usize = 1024;
+/// The first hidden layer's outputs: 15, and one more passed straight to
+/// the output.
+pub const L2: usize = 16;
+/// The second hidden layer's outputs.
+pub const L3: usize = 32;
+/// The inputs of the second hidden layer: the first layer's 15 outputs,
+/// squared and clipped, then clipped, padded to 32.
+pub const L2_INPUTS: usize = 32;
+/// HalfKAv2_hm features: 32 king buckets of 11 planes of 64 squares.
+pub const FEATURES: usize = 22_528;
+/// PSQT buckets (one per layer stack).
+pub const PSQT_BUCKETS: usize = 8;
+/// Layer stacks, chosen by `(pieces - 1) / 4`.
+pub const LAYER_STACKS: usize = 8;
+/// The network's output is this many times the evaluation.
+pub const OUTPUT_SCALE: i32 = 16;
+/// Hidden layers' weights are this many bits of fixed point.
+pub const WEIGHT_SCALE_BITS: u32 = 6;
+/// Stockfish 15.1's internal evaluation units per UCI centipawn times 100:
+/// an evaluation `v` is `100 * v / 361` centipawns (`UCI::NormalizeToPawnValue`).
+pub const NORMALIZE_TO_PAWN: i32 = 361;
+
+/// An internal evaluation in UCI centipawns, as Stockfish 15.1 reports it
+/// (truncated towards zero).
+pub const fn to_centipawns(v: i32) -> i32 {
+    v * 100 / NORMALIZE_TO_PAWN
+}
+
+/// A row of the feature transformer: one feature's weights, the biases, or
+/// one side's accumulator. Aligned for 256-bit loads and to cache lines.
+#[derive(Clone, PartialEq, Eq, Debug)]
+#[repr(C, align(64))]
+pub struct Row(pub [i16; L1]);
+
+impl Row {
+    /// All zeros.
+    pub const ZERO: Row = Row([0; L1]);
+}

@@ -1,0 +1,354 @@
+//! The net's arithmetic, twice: in AVX2 (compiled where the build targets
+//! it: kibitz builds with `target-cpu=native`) and in portable code (every
+//! build; LLVM vectorizes it with what the target has, SSE2 on any x86-64).
+//! The functions at this module's top level are the fastest the build has.
+//!
+//! Both give the same integers, as Stockfish's paths do: the accumulators
+//! add and subtract `i16` with wrap-around; the first layer's products fit
+//! in `i16` pairs (inputs are at most 126 after the feature transformer and
+//! 127 after a clipped ReLU, weights at least -128, so a pair is at most
+//! 32,512 in size and AVX2's saturating `maddubs` never saturates); every
+//! sum is an exact `i32`. Tests run both on the same inputs.
+
+use crate::nnue::{L1, L2, L2_INPUTS, L3, Row, net::LayerStack};
+
+/// The portable kernels.
+pub mod portable {
+    use super::*;
+
+    /// `acc += Σ weights[add] - Σ weights[sub]`, each `i16` wrapping.
+    pub fn apply_in_place(acc: &mut Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        for &i in add {
+            for (a, w) in acc.0.iter_mut().zip(&weights[i].0) {
+                *a = a.wrapping_add(*w);
+            }
+        }
+        for &i in sub {
+            for (a, w) in acc.0.iter_mut().zip(&weights[i].0) {
+                *a = a.wrapping_sub(*w);
+            }
+        }
+    }
+
+    /// `dst = src + Σ weights[add] - Σ weights[sub]`.
+    pub fn apply(dst: &mut Row, src: &Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        dst.0.copy_from_slice(&src.0);
+        apply_in_place(dst, weights, add, sub);
+    }
+
+    /// The feature transformer's output: for each side (the side to move
+    /// first), the products of its two halves clipped to 0..=127, divided
+    /// by 128.
+    pub fn transform(us: &Row, them: &Row, out: &mut [u8; L1]) {
+        for (half, row) in [us, them].into_iter().enumerate() {
+            let (a, b) = row.0.split_at(L1 / 2);
+            for (j, (&x, &y)) in a.iter().zip(b).enumerate() {
+                let x = i32::from(x.clamp(0, 127));
+                let y = i32::from(y.clamp(0, 127));
+                out[half * L1 / 2 + j] = (x * y / 128) as u8;
+            }
+        }
+    }
+
+    /// The first hidden layer: 1024 inputs to 16 outputs.
+    pub fn fc0(input: &[u8; L1], stack: &LayerStack) -> [i32; L2] {
+        std::array::from_fn(|o| dot(input, &stack.fc0_weights[o]) + stack.fc0_biases[o])
+    }
+
+    /// The second hidden layer: 32 inputs to 32 outputs.
+    pub fn fc1(input: &[u8; L2_INPUTS], stack: &LayerStack) -> [i32; L3] {
+        std::array::from_fn(|o| dot(input, &stack.fc1_weights[o]) + stack.fc1_biases[o])
+    }
+
+    /// The output layer: 32 inputs to one output.
+    pub fn fc2(input: &[u8; L2_INPUTS], stack: &LayerStack) -> i32 {
+        dot(input, &stack.fc2_weights) + stack.fc2_bias
+    }
+
+    fn dot(input: &[u8], weights: &[i8]) -> i32 {
+        input.iter().zip(weights).map(|(&x, &w)| i32::from(x) * i32::from(w)).sum()
+    }
+}
+
+/// The AVX2 kernels.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+pub mod avx2 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// 256-bit registers per accumulator tile: 16 (of the 16 AVX2 has), so
+    /// a tile of 256 values stays in registers while rows are added.
+    const TILE_REGS: usize = 16;
+    /// Registers per row.
+    const ROW_REGS: usize = L1 / 16;
+
+    /// See [`portable::apply_in_place`].
+    pub fn apply_in_place(acc: &mut Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        let dst = acc.0.as_mut_ptr().cast::<__m256i>();
+        tiles(dst.cast_const(), dst, weights, add, sub);
+    }
+
+    /// See [`portable::apply`].
+    pub fn apply(dst: &mut Row, src: &Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        tiles(src.0.as_ptr().cast(), dst.0.as_mut_ptr().cast(), weights, add, sub);
+    }
+
+    /// `dst = src + Σ add - Σ sub` over a row, a tile at a time (`src` may
+    /// be `dst`).
+    fn tiles(
+        src: *const __m256i,
+        dst: *mut __m256i,
+        weights: &[Row],
+        add: &[usize],
+        sub: &[usize],
+    ) {
+        for tile in (0..ROW_REGS).step_by(TILE_REGS) {
+            // Safety: `src` and `dst` point at rows of `L1` i16, that is
+            // `ROW_REGS` registers, aligned to 64 bytes (`Row` is
+            // `align(64)`), and `tile + k < ROW_REGS`; the weight rows are
+            // rows too. AVX2 is enabled at compile time (this module's cfg).
+            unsafe {
+                let mut r: [__m256i; TILE_REGS] =
+                    std::array::from_fn(|k| _mm256_load_si256(src.add(tile + k)));
+                for &i in add {
+                    let w = weights[i].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm256_add_epi16(*reg, _mm256_load_si256(w.add(tile + k)));
+                    }
+                }
+                for &i in sub {
+                    let w = weights[i].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm256_sub_epi16(*reg, _mm256_load_si256(w.add(tile + k)));
+                    }
+                }
+                for (k, reg) in r.iter().enumerate() {
+                    _mm256_store_si256(dst.add(tile + k), *reg);
+                }
+            }
+        }
+    }
+
+    /// See [`portable::transform`].
+    pub fn transform(us: &Row, them: &Row, out: &mut [u8; L1]) {
+        for (half, row) in [us, them].into_iter().enumerate() {
+            // Safety: a row is `ROW_REGS` aligned registers: its halves are
+            // `ROW_REGS / 2` each, read in pairs below (`2 * j + 1 <
+            // ROW_REGS / 2`); `out` has room for `L1 / 2` bytes at `half *
+            // L1 / 2`, written 32 at a time (unaligned stores). AVX2 is
+            // enabled at compile time.
+            unsafe {
+                let in0 = row.0.as_ptr().cast::<__m256i>();
+                let in1 = in0.add(ROW_REGS / 2);
+                let dst = out.as_mut_ptr().add(half * L1 / 2).cast::<__m256i>();
+                let zero = _mm256_setzero_si256();
+                let top = _mm256_set1_epi16(127);
+                let clip = |p: *const __m256i| {
+                    _mm256_max_epi16(_mm256_min_epi16(_mm256_load_si256(p), top), zero)
+                };
+                for j in 0..ROW_REGS / 4 {
+                    let pa = _mm256_mullo_epi16(clip(in0.add(2 * j)), clip(in1.add(2 * j)));
+                    let pb = _mm256_mullo_epi16(clip(in0.add(2 * j + 1)), clip(in1.add(2 * j + 1)));
+                    // Products are at most 127 * 127: shifted right by 7,
+                    // they fit in a byte. The pack interleaves the two
+                    // registers by 128-bit lane; the permutation puts them
+                    // back in order.
+                    let packed =
+                        _mm256_packs_epi16(_mm256_srli_epi16(pa, 7), _mm256_srli_epi16(pb, 7));
+                    _mm256_storeu_si256(
+                        dst.add(j),
+                        _mm256_permute4x64_epi64(packed, 0b11_01_10_00),
+                    );
+                }
+            }
+        }
+    }
+
+    /// The horizontal sum of eight `i32`.
+    #[inline(always)]
+    fn hsum(v: __m256i) -> i32 {
+        // Safety: register arithmetic only; AVX2 is enabled at compile time.
+        unsafe {
+            let s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+            let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+            _mm_cvtsi128_si32(s)
+        }
+    }
+
+    /// `acc += Σ x * w` over 32 unsigned bytes and 32 signed bytes, as
+    /// `i32` lanes (`maddubs` to `i16` pairs, which never saturate here, then
+    /// `madd` by one to `i32`).
+    #[inline(always)]
+    fn dpbusd(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
+        // Safety: register arithmetic only; AVX2 is enabled at compile time.
+        unsafe {
+            let pairs = _mm256_maddubs_epi16(x, w);
+            _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+        }
+    }
+
+    /// See [`portable::fc0`].
+    pub fn fc0(input: &[u8; L1], stack: &LayerStack) -> [i32; L2] {
+        let mut out = [0i32; L2];
+        // Four outputs at a time share each input load.
+        for o in (0..L2).step_by(4) {
+            // Safety: `input` and each weight row are `L1` bytes, read 32 at
+            // a time for `c < L1 / 32` (unaligned loads); `o + k < L2`. AVX2
+            // is enabled at compile time.
+            unsafe {
+                let mut acc = [_mm256_setzero_si256(); 4];
+                let x = input.as_ptr().cast::<__m256i>();
+                for c in 0..L1 / 32 {
+                    let xc = _mm256_loadu_si256(x.add(c));
+                    for (k, a) in acc.iter_mut().enumerate() {
+                        let w = stack.fc0_weights[o + k].as_ptr().cast::<__m256i>();
+                        *a = dpbusd(*a, xc, _mm256_loadu_si256(w.add(c)));
+                    }
+                }
+                for (k, a) in acc.iter().enumerate() {
+                    out[o + k] = hsum(*a) + stack.fc0_biases[o + k];
+                }
+            }
+        }
+        out
+    }
+
+    /// See [`portable::fc1`].
+    pub fn fc1(input: &[u8; L2_INPUTS], stack: &LayerStack) -> [i32; L3] {
+        // Safety: `input` and each weight row are 32 bytes (unaligned
+        // loads). AVX2 is enabled at compile time.
+        unsafe {
+            let x = _mm256_loadu_si256(input.as_ptr().cast());
+            std::array::from_fn(|o| {
+                let w = _mm256_loadu_si256(stack.fc1_weights[o].as_ptr().cast());
+                hsum(dpbusd(_mm256_setzero_si256(), x, w)) + stack.fc1_biases[o]
+            })
+        }
+    }
+
+    /// See [`portable::fc2`].
+    pub fn fc2(input: &[u8; L2_INPUTS], stack: &LayerStack) -> i32 {
+        // Safety: as in `fc1`.
+        unsafe {
+            let x = _mm256_loadu_si256(input.as_ptr().cast());
+            let w = _mm256_loadu_si256(stack.fc2_weights.as_ptr().cast());
+            hsum(dpbusd(_mm256_setzero_si256(), x, w)) + stack.fc2_bias
+        }
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+pub use avx2::{apply, apply_in_place, fc0, fc1, fc2, transform};
+#[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+pub use portable::{apply, apply_in_place, fc0, fc1, fc2, transform};
+
+/// The name of the kernels this build uses.
+pub const KERNELS: &str =
+    if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) { "avx2" } else { "portable" };
+
+/// Stockfish's `SqrClippedReLU`: `x²` scaled down by `2^19` (twice the
+/// weight scale, then 128), at most 127.
+#[inline]
+pub fn sqr_clipped_relu(x: i32) -> u8 {
+    ((i64::from(x) * i64::from(x)) >> 19).min(127) as u8
+}
+
+/// Stockfish's `ClippedReLU`: `x` scaled down by the weight scale, clipped
+/// to 0..=127.
+#[inline]
+pub fn clipped_relu(x: i32) -> u8 {
+    (x >> crate::nnue::WEIGHT_SCALE_BITS).clamp(0, 127) as u8
+}
+
+/// The layer stack's output for the transformed features (Stockfish's
+/// `Network::propagate`): the output layer's value plus the first layer's
+/// last output, passed forward and rescaled from `127 * 2^6` to `600 * 16`
+/// units.
+pub fn propagate(input: &[u8; L1], stack: &LayerStack) -> i32 {
+    let l1 = fc0(input, stack);
+    let mut l2_in = [0u8; L2_INPUTS];
+    for i in 0..L2 - 1 {
+        l2_in[i] = sqr_clipped_relu(l1[i]);
+        l2_in[L2 - 1 + i] = clipped_relu(l1[i]);
+    }
+    let l2 = fc1(&l2_in, stack);
+    let l3_in: [u8; L2_INPUTS] = std::array::from_fn(|i| clipped_relu(l2[i]));
+    let out = fc2(&l3_in, stack);
+    // In `i32` as Stockfish computes it (the product wraps where C++'s
+    // would on x86-64).
+    let forward = l1[L2 - 1].wrapping_mul(600 * crate::nnue::OUTPUT_SCALE)
+        / (127 * (1 << crate::nnue::WEIGHT_SCALE_BITS));
+    out.wrapping_add(forward)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nnue::Network;
+
+    /// A seeded generator for test inputs.
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed | 1;
+        move || {
+            s ^= s >> 12;
+            s ^= s << 25;
+            s ^= s >> 27;
+            s.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+    }
+
+    #[test]
+    fn activations_as_stockfish_computes_them() {
+        // SqrClippedReLU: min(127, (x * x >> 12) / 128).
+        for x in
+            [-70_000, -32_768, -5_000, -1, 0, 1, 100, 2_047, 2_048, 5_000, 7_999, 8_000, 1 << 20]
+        {
+            let expected = (((i64::from(x) * i64::from(x)) >> 12) / 128).clamp(0, 127) as u8;
+            assert_eq!(sqr_clipped_relu(x), expected, "{x}");
+            assert_eq!(clipped_relu(x), (x >> 6).clamp(0, 127) as u8, "{x}");
+        }
+    }
+
+    #[test]
+    fn every_kernel_gives_the_portable_integers() {
+        let net = Network::synthetic(11);
+        let mut next = rng(5);
+        for round in 0..200 {
+            // Accumulators of every magnitude, wrapping included.
+            let mut a = Row::ZERO;
+            let mut b = Row::ZERO;
+            let spread = [64, 512, 40_000][round % 3];
+            for v in a.0.iter_mut().chain(b.0.iter_mut()) {
+                *v = ((next() % (2 * spread)) as i64 - spread as i64) as i16;
+            }
+            let add: Vec<usize> =
+                (0..round % 33).map(|_| next() as usize % net.ft_weights.len()).collect();
+            let sub: Vec<usize> =
+                (0..round % 7).map(|_| next() as usize % net.ft_weights.len()).collect();
+            let (mut x, mut y) = (Row::ZERO, Row::ZERO);
+            apply(&mut x, &a, &net.ft_weights, &add, &sub);
+            portable::apply(&mut y, &a, &net.ft_weights, &add, &sub);
+            assert_eq!(x, y);
+            let mut z = a.clone();
+            apply_in_place(&mut z, &net.ft_weights, &add, &sub);
+            assert_eq!(z, y);
+
+            let (mut t1, mut t2) = ([0u8; L1], [0u8; L1]);
+            transform(&a, &b, &mut t1);
+            portable::transform(&a, &b, &mut t2);
+            assert_eq!(t1, t2);
+            let stack = &net.stacks[round % net.stacks.len()];
+            assert_eq!(fc0(&t1, stack), portable::fc0(&t1, stack));
+            // Inputs of the later layers reach 127.
+            let small: [u8; L2_INPUTS] = std::array::from_fn(|_| (next() % 128) as u8);
+            assert_eq!(fc1(&small, stack), portable::fc1(&small, stack));
+            assert_eq!(fc2(&small, stack), portable::fc2(&small, stack));
+            // The first layer's extremes: every input 126, the largest the
+            // transformer gives.
+            let full = [126u8; L1];
+            assert_eq!(fc0(&full, stack), portable::fc0(&full, stack));
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The NNUE evaluation.
+//!
+//! Without anything beside the repository: a synthetic net written by the
+//! tests (Stockfish 15.1's layout, seeded weights) through the reader, the
+//! command line and its errors, and seeded playouts (standard and Chess960,
+//! a million moves each) in which the incremental accumulator equals a
+//! refresh from scratch after every move.
+//!
+//! With `--features stockfish`: Stockfish 15.1's own net (exported from
+//! Debian's `/usr/games/stockfish` into `target/` when missing), the same
+//! playouts, and kibitz's `eval` report compared with Stockfish's `eval`
+//! on more than 10,000 positions: every piece value, every bucket's parts
+//! and the evaluation, character for character.
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    sync::Arc,
+};
+
+use kibitz::{
+    Move, Position,
+    nnue::{Accumulator, Network, NnueEval},
+};
+
+use crate::{replay::TempDir, util::Rng};
+
+/// Plays seeded random games; after every legal move of every position
+/// visited, the evaluator's accumulator (kept up to date move by move, the
+/// parent's reused) equals one computed from scratch. Returns the moves
+/// checked.
+fn playouts(net: &Arc<Network>, chess960: bool, seed: u64, min_checked: u64) -> u64 {
+    let mut rng = Rng::new(seed);
+    let mut eval = NnueEval::new(net.clone());
+    let mut checked = 0;
+    while checked < min_checked {
+        let mut pos = if chess960 {
+            Position::chess960_startpos(rng.below(960) as u32).unwrap()
+        } else {
+            Position::startpos()
+        };
+        for _ in 0..300 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.rule50() >= 100 {
+                break;
+            }
+            assert_eq!(*eval.accumulator(&pos), Accumulator::refresh(net, &pos), "{}", pos.fen());
+            for &m in moves.iter() {
+                pos.do_move(m);
+                let incremental = eval.accumulator(&pos).clone();
+                if incremental != Accumulator::refresh(net, &pos) {
+                    pos.undo_move(m);
+                    panic!("after {} in {}", pos.uci(m), pos.fen());
+                }
+                pos.undo_move(m);
+                checked += 1;
+            }
+            if !pos.in_check() && rng.below(8) == 0 {
+                // A null move changes no piece: the accumulator is the
+                // parent's.
+                pos.do_null_move();
+                assert_eq!(*eval.accumulator(&pos), Accumulator::refresh(net, &pos));
+                pos.undo_null_move();
+            }
+            let m: Move = moves[rng.below(moves.len())];
+            pos.do_move(m);
+        }
+    }
+    let stats = eval.stack().stats;
+    assert!(stats.steps > checked / 2 && stats.refreshes > 1000, "{stats:?}");
+    checked
+}
+
+fn synthetic() -> Arc<Network> {
+    Arc::new(Network::synthetic(2026))
+}
+
+#[test]
+fn incremental_equals_refresh_standard() {
+    let checked = playouts(&synthetic(), false, 11, 1_000_000);
+    eprintln!("standard, synthetic net: {checked} moves, accumulators equal after each");
+}
+
+#[test]
+fn incremental_equals_refresh_chess960() {
+    let checked = playouts(&synthetic(), true, 12, 1_000_000);
+    eprintln!("chess960, synthetic net: {checked} moves, accumulators equal after each");
+}
+
+fn kibitz(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every way a net file can be wrong gives one clear line naming the file,
+/// exit 1, and no panic.
+#[test]
+fn bad_nets_are_named_errors() {
+    let dir = TempDir::new("bad-nets");
+    let bytes = synthetic().to_bytes();
+    let good = dir.path("good.nnue");
+    std::fs::write(&good, &bytes).unwrap();
+    let (code, out, err) = kibitz(&["eval", "startpos", "--net", good.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("NNUE evaluation        "), "{out}");
+
+    let mut cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("empty.nnue", Vec::new(), "the file is empty"),
+        ("cut.nnue", bytes[..bytes.len() / 2].to_vec(), "cut short inside the feature transformer"),
+        ("header.nnue", bytes[..6].to_vec(), "cut short inside the header"),
+        ("long.nnue", [&bytes[..], b"x"].concat(), "1 bytes follow the last layer stack"),
+        ("text.nnue", b"this is not a net at all\n".to_vec(), "net version 0x73696874"),
+    ];
+    let mut hash = bytes.clone();
+    hash[5] ^= 0x40;
+    cases.push(("hash.nnue", hash, "the architecture hash is"));
+    let mut old = bytes.clone();
+    old[0] = 0x16;
+    cases.push(("old.nnue", old, "(a Stockfish 12 or 13 HalfKP net)"));
+    for (name, content, message) in cases {
+        let path = dir.path(name);
+        std::fs::write(&path, content).unwrap();
+        let (code, _, err) = kibitz(&["eval", "startpos", "--net", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{name}: {err}");
+        assert!(err.starts_with("kibitz: ") && err.contains(name), "{name}: {err}");
+        assert!(err.contains(message), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{name}: {err}");
+    }
+    let (code, _, err) = kibitz(&["eval", "startpos", "--net", dir.path("").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("is a directory, not a net"), "{err}");
+    let (code, _, err) = kibitz(&["eval", "startpos", "--net", dir.path("none").to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("none: cannot read the net"), "{err}");
+}
+
+#[cfg(feature = "stockfish")]
+mod stockfish {
+    use std::{
+        collections::HashSet,
+        io::{BufRead, BufReader, Write},
+        process::Stdio,
+    };
+
+    use kibitz::{
+        io::{epd::EpdLine, pgn::GameReader},
+        pipeline::replay::set_start_position,
+    };
+
+    use super::*;
+    use crate::util::shared;
+
+    const STOCKFISH: &str = "/usr/games/stockfish";
+
+    /// Stockfish 15.1's net, exported into `target/` once.
+    pub fn net_path() -> PathBuf {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/nn-ad9b42354671.nnue");
+        if !path.exists() {
+            let mut sf = Command::new(STOCKFISH)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("Debian's stockfish (apt-get install stockfish)");
+            let cmd = format!("uci\nexport_net {}\nquit\n", path.display());
+            sf.stdin.take().unwrap().write_all(cmd.as_bytes()).unwrap();
+            assert!(sf.wait().unwrap().success());
+        }
+        path
+    }
+
+    fn real_net() -> Arc<Network> {
+        let net = Network::load(&net_path()).unwrap();
+        assert_eq!(
+            net.info().sha256,
+            "ad9b423546714137916bd38978af6fd68d7b8951bef25ff76bf43da72d6cb786"
+        );
+        Arc::new(net)
+    }
+
+    #[test]
+    fn incremental_equals_refresh_with_stockfish_net() {
+        let net = real_net();
+        let standard = playouts(&net, false, 21, 1_000_000);
+        let chess960 = playouts(&net, true, 22, 1_000_000);
+        eprintln!("Stockfish's net: {standard} + {chess960} moves, accumulators equal after each");
+    }
+
+    /// Positions from every kind of source: games (Lichess, TCEC, Chess960),
+    /// test suites, the 960 start positions, random playouts. Not in check
+    /// (Stockfish's `eval` prints no evaluation there), no duplicates.
+    fn positions() -> Vec<String> {
+        let mut fens = Vec::new();
+        let mut seen = HashSet::new();
+        let mut add = |pos: &Position, fens: &mut Vec<String>| {
+            if !pos.in_check() && seen.insert(pos.key()) {
+                fens.push(pos.fen());
+            }
+        };
+        let startpos = Position::startpos();
+        for (file, every) in [
+            ("pgn/lichess/lichess-org_database_2016-05.pgn.zst", 13),
+            ("pgn/lichess/lichess-org_database_2017-05.pgn.zst", 5),
+            ("pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst", 5),
+            ("pgn/chess960/fics_wild_fr_2009.pgn", 2),
+            ("pgn/chess960/cutechess-fischerrandom.pgn", 2),
+        ] {
+            let bytes = std::fs::read(shared(file)).unwrap();
+            let text =
+                if file.ends_with(".zst") { zstd::decode_all(&bytes[..]).unwrap() } else { bytes };
+            let mut reader = GameReader::new(&text, 0, &[]);
+            while let Some(game) = reader.next_game() {
+                let mut pos = Position::startpos();
+                set_start_position(game, &mut pos, &startpos).unwrap();
+                for (ply, san) in game.moves.iter().enumerate() {
+                    let Ok(m) = san.to_move(&pos) else { break };
+                    pos.do_move(m);
+                    if ply % every == 0 {
+                        add(&pos, &mut fens);
+                    }
+                }
+            }
+        }
+        for file in [
+            "epd/arasan_wac_original.epd",
+            "epd/BT2450.epd",
+            "epd/bratko-kopec.epd",
+            "epd/FRC_openings.epd",
+        ] {
+            for line in std::fs::read(shared(file)).unwrap().split(|&b| b == b'\n') {
+                if let Some(Ok(l)) = EpdLine::parse(line)
+                    && let Ok(pos) = l.position()
+                {
+                    add(&pos, &mut fens);
+                }
+            }
+        }
+        let sts =
+            zstd::decode_all(&std::fs::read(shared("epd/STS1-STS15_LAN_v3.epd.zst")).unwrap()[..])
+                .unwrap();
+        for line in sts.split(|&b| b == b'\n') {
+            if let Some(Ok(l)) = EpdLine::parse(line)
+                && let Ok(pos) = l.position()
+            {
+                add(&pos, &mut fens);
+            }
+        }
+        let mut rng = Rng::new(7);
+        for _ in 0..100 {
+            let mut pos = Position::startpos();
+            for _ in 0..rng.below(200) {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                pos.do_move(moves[rng.below(moves.len())]);
+                if rng.below(4) == 0 {
+                    add(&pos, &mut fens);
+                }
+            }
+        }
+        fens
+    }
+
+    /// The net's part of an `eval` report: the piece values and the bucket
+    /// table, then the `NNUE evaluation` line (Stockfish prints its
+    /// classical evaluation between them).
+    fn nnue_part(report: &str) -> Option<String> {
+        let start = report.find(" NNUE derived piece values:")?;
+        let table_end = start + report[start..].find("\n\n\n")?;
+        let line = report.lines().find(|l| l.starts_with("NNUE evaluation "))?;
+        Some(format!("{}\n{line}", &report[start..table_end]))
+    }
+
+    fn stockfish_reports(fens: &[String]) -> Vec<String> {
+        let mut sf = Command::new(STOCKFISH)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("Debian's stockfish");
+        let mut input = sf.stdin.take().unwrap();
+        let commands: String =
+            fens.iter().map(|f| format!("position fen {f}\neval\n")).collect::<String>() + "quit\n";
+        let writer = std::thread::spawn(move || input.write_all(commands.as_bytes()));
+        let mut reports = Vec::new();
+        let mut current = String::new();
+        for line in BufReader::new(sf.stdout.take().unwrap()).lines() {
+            let line = line.unwrap();
+            if line.starts_with("Final evaluation") {
+                reports.push(std::mem::take(&mut current));
+            } else {
+                current.push_str(&line);
+                current.push('\n');
+            }
+        }
+        writer.join().unwrap().unwrap();
+        sf.wait().unwrap();
+        reports
+    }
+
+    fn kibitz_reports(fens: &[String]) -> Vec<String> {
+        let net = net_path();
+        let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+            .args(["eval", "-", "--net", net.to_str().unwrap()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut input = child.stdin.take().unwrap();
+        let text: String = fens.iter().map(|f| format!("{f}\n")).collect();
+        let writer = std::thread::spawn(move || input.write_all(text.as_bytes()));
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap().unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.split("\nposition ").map(str::to_string).collect()
+    }
+
+    #[test]
+    fn eval_equals_stockfish_on_ten_thousand_positions() {
+        let fens = positions();
+        assert!(fens.len() >= 10_000, "{} positions", fens.len());
+        let theirs = stockfish_reports(&fens);
+        let ours = kibitz_reports(&fens);
+        assert_eq!(theirs.len(), fens.len());
+        assert_eq!(ours.len(), fens.len());
+        let mut numbers = 0;
+        for ((fen, t), o) in fens.iter().zip(&theirs).zip(&ours) {
+            let (Some(t), Some(o)) = (nnue_part(t), nnue_part(o)) else {
+                panic!("{fen}: no NNUE report:\n{t}\n---\n{o}");
+            };
+            assert_eq!(o, t, "{fen}");
+            numbers += t.matches('.').count();
+        }
+        eprintln!(
+            "{} positions: kibitz's NNUE report equals Stockfish 15.1's, {numbers} numbers",
+            fens.len()
+        );
+    }
+}
