@@ -41,6 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.path.join(ROOT, "..", "shared", "data")
 KIBITZ = os.environ.get("KIBITZ", os.path.join(ROOT, "target", "release", "kibitz"))
+# A Stockfish 15.1 net for kibitz (--net, or KIBITZ_NET): its EvalFile.
+NET = None
 STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
 
 
@@ -76,6 +78,8 @@ def sample_positions(n, seed=1):
 def open_engine(kind):
     if kind == "kibitz":
         e = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
+        if NET:
+            e.configure({"EvalFile": NET})
     else:
         e = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
         e.configure({"Threads": 1})
@@ -180,6 +184,8 @@ class PipeEngine:
         self.wait("uciok")
         if kind != "kibitz":
             self.send("setoption name Threads value 1")
+        elif NET:
+            self.send(f"setoption name EvalFile value {NET}")
         self.send("setoption name Hash value 16")
         self.send("isready")
         self.wait("readyok")
@@ -303,7 +309,11 @@ def main():
                    help="speed: drive the engines through python-chess (default) or raw UCI over pipes")
     p.add_argument("--kibitz-only", action="store_true",
                    help="agreement: run kibitz alone (Stockfish's depth-16 reference is cached in target/)")
+    p.add_argument("--net", default=os.environ.get("KIBITZ_NET"),
+                   help="kibitz evaluates with this Stockfish 15.1 net (its EvalFile); default KIBITZ_NET")
     args = p.parse_args()
+    global NET
+    NET = os.path.abspath(args.net) if args.net else None
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed}[args.command](args)
 
 

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::replay::{TempDir, sample};
 
 fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -110,7 +110,7 @@ fn resume_after_sigkill_gives_the_same_file() {
     let mut interrupted_at_least_once = false;
     for (i, ms) in [150u64, 600, 1500].into_iter().enumerate() {
         let out = dir.path(&format!("killed{i}.kbz"));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        let mut child = crate::util::kibitz_command()
             .args([
                 "annotate",
                 "--quiet",
@@ -151,7 +151,7 @@ fn sigint_closes_the_file_cleanly() {
     let dir = TempDir::new("sigint");
     let input = repeated_sample(&dir, 8);
     let out = dir.path("int.kbz");
-    let child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let child = crate::util::kibitz_command()
         .args([
             "annotate",
             "--quiet",
@@ -612,4 +612,40 @@ fn resume_keeps_the_errors_before_the_resume_point() {
         String::from_utf8(std::fs::read(&cut_errors).unwrap()).unwrap(),
         String::from_utf8(expected).unwrap()
     );
+}
+
+/// A file of format version 1 (written by kibitz before the header recorded
+/// the net: `tests/data/format-v1.kbz`, the sample's first 3 games at depth
+/// 2) still reads: inspect verifies it, and its export equals that of the
+/// same run written today.
+#[test]
+fn a_format_version_1_file_still_reads() {
+    let dir = TempDir::new("format-v1");
+    let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/format-v1.kbz");
+    let (code, out, err) = kibitz(&["inspect", s(&old)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("format    kbz version 1"), "{out}");
+    let now = dir.path("now.kbz");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&sample()),
+        "-o",
+        s(&now),
+        "--quiet",
+        "--depth",
+        "2",
+        "--max-games",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (_, out, _) = kibitz(&["inspect", s(&now)]);
+    assert!(out.contains("format    kbz version 2") && out.contains("eval      hand-written"));
+    let export = |f: &Path| kibitz(&["export", s(f), "--format", "jsonl"]).1;
+    assert_eq!(export(&old), export(&now));
+    // A merge of a version 1 file writes the current version.
+    let merged = dir.path("merged.kbz");
+    let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
+    assert_eq!(code, 0, "{err}");
+    assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 2"));
+    assert_eq!(export(&merged), export(&now));
 }

@@ -1,9 +1,7 @@
 //! The `kibitz` binary: outputs, exit codes and error messages.
 
-use std::process::Command;
-
 fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),

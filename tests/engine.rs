@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::replay::{TempDir, sample};
 
 fn kibitz(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let out = crate::util::kibitz_command()
         .args(args)
         .envs(env.iter().copied())
         .output()
@@ -256,7 +256,7 @@ fn an_option_the_engine_lacks_is_refused() {
     let (code, _, err) = run("Hassh=32", &bad);
     assert_eq!(code, 1);
     assert!(
-        err.contains("has no option Hassh (its options: Hash, Threads, UCI_Chess960)"),
+        err.contains("has no option Hassh (its options: Hash, Threads, UCI_Chess960, EvalFile)"),
         "{err}"
     );
     assert!(!bad.exists());

@@ -22,7 +22,7 @@ use crate::{
 };
 
 fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    crate::util::kibitz_command()
 }
 
 fn s(p: &Path) -> &str {

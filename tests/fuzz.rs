@@ -557,7 +557,7 @@ fn frames(data: &[u8]) -> Vec<std::ops::Range<usize>> {
 
 fn kbz_seed(dir: &Path) -> Vec<u8> {
     let out = dir.join("seed.kbz");
-    let status = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let status = crate::util::kibitz_command()
         .args(["annotate", "--quiet", "--force", "--depth", "2", "--skip-plies", "0", "-o"])
         .arg(&out)
         .arg(root().join("data/sample.pgn"))

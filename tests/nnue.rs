@@ -88,7 +88,7 @@ fn incremental_equals_refresh_chess960() {
 }
 
 fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz")).args(args).output().expect("run kibitz");
+    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -136,6 +136,42 @@ fn bad_nets_are_named_errors() {
     let (code, _, err) = kibitz(&["eval", "startpos", "--net", dir.path("none").to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("none: cannot read the net"), "{err}");
+}
+
+/// The net through the commands that search: `annotate` records it in the
+/// header (name and SHA-256, shown by `inspect`) and writes the same bytes
+/// with 1 and 2 threads; `bench` prints the net and a node count that
+/// repeats; `KIBITZ_NET` names the net when `--net` does not.
+#[test]
+fn the_commands_search_with_a_net() {
+    let dir = TempDir::new("nnue-commands");
+    let net = synthetic();
+    let path = dir.path("synthetic.nnue");
+    std::fs::write(&path, net.to_bytes()).unwrap();
+    let p = path.to_str().unwrap();
+    let sample = crate::replay::sample();
+    let mut outputs = Vec::new();
+    for threads in ["1", "2"] {
+        let out = dir.path(&format!("out{threads}.kbz"));
+        let o = out.to_str().unwrap();
+        let args = ["annotate", sample.to_str().unwrap(), "-o", o, "--quiet", "--net", p];
+        let (code, _, err) = kibitz(&[&args[..], &["--depth", "4", "-j", threads]].concat());
+        assert_eq!(code, 0, "{err}");
+        outputs.push(std::fs::read(&out).unwrap());
+        let (_, inspect, _) = kibitz(&["inspect", o]);
+        let line = format!("eval      NNUE synthetic.nnue (sha256 {})", net.info().sha256);
+        assert!(inspect.contains(&line), "{inspect}");
+    }
+    assert_eq!(outputs[0], outputs[1]);
+    let nodes = |out: &str| out.lines().find(|l| l.starts_with("nodes ")).unwrap().to_string();
+    let (code, first, err) = kibitz(&["bench", "5", "--net", p]);
+    assert_eq!(code, 0, "{err}");
+    assert!(first.starts_with("net synthetic.nnue (sha256 "), "{first}");
+    let by_env =
+        crate::util::kibitz_command().args(["bench", "5"]).env("KIBITZ_NET", p).output().unwrap();
+    assert_eq!(nodes(&first), nodes(&String::from_utf8_lossy(&by_env.stdout)));
+    let (_, plain, _) = kibitz(&["bench", "5"]);
+    assert_ne!(nodes(&first), nodes(&plain), "the net changes the search");
 }
 
 #[cfg(feature = "stockfish")]
@@ -303,7 +339,7 @@ mod stockfish {
 
     fn kibitz_reports(fens: &[String]) -> Vec<String> {
         let net = net_path();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+        let mut child = crate::util::kibitz_command()
             .args(["eval", "-", "--net", net.to_str().unwrap()])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

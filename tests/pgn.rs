@@ -400,7 +400,7 @@ struct Read {
 fn kibitz_reads(path: &Path, dir: &TempDir) -> Vec<Read> {
     let keys = dir.path("keys.tsv");
     let errors = dir.path("errors.jsonl");
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let out = crate::util::kibitz_command()
         .args(["replay", "--quiet", "--json", "--keys"])
         .arg(&keys)
         .arg("--errors")

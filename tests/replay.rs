@@ -6,7 +6,7 @@
 use std::{
     io::Write,
     path::{Path, PathBuf},
-    process::{Command, Stdio},
+    process::Stdio,
 };
 
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub fn sample() -> PathBuf {
 /// Runs `kibitz replay --json --quiet ARGS`; returns (exit code, summary,
 /// stderr).
 pub fn replay(args: &[&str]) -> (i32, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let out = crate::util::kibitz_command()
         .args(["replay", "--json", "--quiet"])
         .args(args)
         .output()
@@ -132,7 +132,7 @@ fn compressed_forms_agree() {
 
 #[test]
 fn standard_input() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let mut child = crate::util::kibitz_command()
         .args(["replay", "--json", "--quiet", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

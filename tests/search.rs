@@ -147,14 +147,14 @@ const BENCH_SIGNATURE_DEPTH_6: u64 = 110516;
 
 #[test]
 fn bench_signature() {
-    let result = bench::run(6, 16, |_, _, _| {}).expect("a 16 MiB table");
+    let result = bench::run(6, 16, None, |_, _, _| {}).expect("a 16 MiB table");
     assert_eq!(result.positions, 52);
     assert_eq!(result.nodes, BENCH_SIGNATURE_DEPTH_6);
 }
 
 #[test]
 fn uci_protocol() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_kibitz"))
+    let mut child = crate::util::kibitz_command()
         .arg("uci")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -29,3 +29,11 @@ impl Rng {
 pub fn shared(path: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)
 }
+
+/// The kibitz binary, without a net from the environment (`KIBITZ_NET`):
+/// each test chooses its evaluation itself.
+pub fn kibitz_command() -> std::process::Command {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"));
+    command.env_remove("KIBITZ_NET");
+    command
+}

@@ -70,6 +70,8 @@ pub struct AnnotateArgs {
     /// Transposition table per thread, in MiB.
     #[arg(long, default_value_t = 16)]
     hash: u32,
+    #[command(flatten)]
+    net: super::eval::NetArgs,
     /// Plies skipped at the start of each game.
     #[arg(long, default_value_t = 8)]
     skip_plies: u32,
@@ -224,6 +226,14 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         None => String::new(),
     };
     let searching = label != LabelSource::PgnEval;
+    // The net is the built-in search's: read once, shared by every worker.
+    let net = if label == LabelSource::Search { args.net.load()? } else { None };
+    if label != LabelSource::Search
+        && let Some(path) = &args.net.net
+        && !args.quiet
+    {
+        eprintln!("kibitz: the net {} is not used: labels come from elsewhere", path.display());
+    }
     // Each worker owns a searcher with its own table. They are all
     // allocated here, before the pipeline starts: a `--hash` the machine
     // cannot give once per thread is a clear error, not a worker's panic
@@ -235,7 +245,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             let hash = if label == LabelSource::Search { args.hash as usize } else { 1 };
             let nodes = args.nodes.unwrap_or(0);
             (0..threads)
-                .map(|_| SearchLabeller::try_new(args.depth, nodes, hash))
+                .map(|_| SearchLabeller::try_new(args.depth, nodes, hash, net.clone()))
                 .collect::<Result<Vec<_>, String>>()
                 .map_err(|e| anyhow!("{e} for each of {threads} worker threads"))?
         }
@@ -259,6 +269,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         engine: engine_id,
         block_games: args.block_games,
         block_labels: args.block_labels,
+        net: net.as_ref().map_or(String::new(), |n| n.info().name.clone()),
+        net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
     };
     let header = Header {
         magic: MAGIC,

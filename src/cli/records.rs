@@ -112,6 +112,13 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
             o.hash_mib,
             if o.engine.is_empty() { String::new() } else { format!(", engine {}", o.engine) }
         )?;
+        match (o.label, o.net.is_empty()) {
+            (crate::record::format::LabelSource::Search, true) => {
+                writeln!(out, "eval      hand-written")?
+            }
+            (_, false) => writeln!(out, "eval      NNUE {} (sha256 {})", o.net, o.net_sha256)?,
+            _ => {}
+        }
         writeln!(
             out,
             "select    skip {} plies, skip check {}, skip captures {}, sample {:.6} (seed {}), dedup {}, shard {}/{}",
@@ -263,6 +270,8 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     }
     let mut header = first.clone();
     header.options.shard = (0, 1);
+    // Written in the current layout, whatever version the shards were.
+    header.version = crate::record::format::FORMAT_VERSION;
     let writer = KbzWriter::create(&args.output, &header, args.force)?;
     // A merge that fails leaves nothing behind: it is cheap to run again,
     // and a partial merge must not be mistaken for the run's output.

@@ -5,6 +5,7 @@ use std::{io::Write, process::ExitCode};
 use anyhow::Result;
 use clap::Args;
 
+use super::eval::NetArgs;
 use crate::{
     FenOptions, Position,
     search::{Info, Limits, ScoreKind, Searcher, bench},
@@ -27,6 +28,8 @@ pub struct SearchArgs {
     /// Transposition table size in MiB.
     #[arg(long, default_value_t = 16)]
     hash: usize,
+    #[command(flatten)]
+    net: NetArgs,
 }
 
 /// An `info` line as UCI writes it.
@@ -58,7 +61,8 @@ pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
         let mv = pos.parse_uci(m)?;
         pos.do_move(mv);
     }
-    let mut searcher = Searcher::try_new(args.hash).map_err(anyhow::Error::msg)?;
+    let mut searcher =
+        Searcher::try_with_net(args.hash, args.net.load()?).map_err(anyhow::Error::msg)?;
     let limits = match args.nodes {
         Some(n) => Limits::nodes(n),
         None => Limits::depth(args.depth),
@@ -97,12 +101,18 @@ pub struct BenchArgs {
     /// Print each position's node count.
     #[arg(long, short = 'v')]
     verbose: bool,
+    #[command(flatten)]
+    net: NetArgs,
 }
 
 /// Runs `kibitz bench`.
 pub fn run_bench(args: BenchArgs) -> Result<ExitCode> {
     let mut out = super::stdout();
-    let result = bench::run(args.depth, args.hash, |i, fen, nodes| {
+    let net = args.net.load()?;
+    if let Some(net) = &net {
+        writeln!(out, "net {} (sha256 {})", net.info().name, net.info().sha256)?;
+    }
+    let result = bench::run(args.depth, args.hash, net, |i, fen, nodes| {
         if args.verbose {
             let _ = writeln!(out, "position {:>2} nodes {:>10} {fen}", i + 1, nodes);
         }

@@ -2,7 +2,9 @@
 //! tools (cutechess, fastchess) and python-chess's engine module: `uci`,
 //! `isready`, `ucinewgame`, `position`, `go` (depth, nodes, movetime,
 //! wtime/btime/winc/binc/movestogo, infinite), `stop`, `quit`, and the
-//! options `Hash` and `UCI_Chess960`.
+//! options `Hash`, `UCI_Chess960` and `EvalFile` (a Stockfish 15.1 net to
+//! evaluate with, KIBITZ_NET by default; empty for the hand-written
+//! evaluation).
 //!
 //! The search runs on its own thread so `stop` and `isready` are answered
 //! while it thinks.
@@ -23,6 +25,7 @@ use anyhow::Result;
 use crate::{
     CastlingMode, FenOptions, Position,
     cli::search::info_line,
+    nnue::Network,
     search::{Limits, Searcher},
 };
 
@@ -38,6 +41,9 @@ struct Engine {
     position: Position,
     chess960: bool,
     hash: usize,
+    /// The `EvalFile` value and the net read from it.
+    eval_file: String,
+    net: Option<Arc<Network>>,
     searcher: Option<Searcher>,
     running: Option<(JoinHandle<Searcher>, Arc<AtomicBool>)>,
 }
@@ -58,10 +64,50 @@ impl Engine {
         self.finish_search();
     }
 
+    fn new_searcher(&self) -> Searcher {
+        Searcher::try_with_net(self.hash, self.net.clone())
+            .or_else(|e| {
+                say(&format!("info string {e}; using a 1 MiB table"));
+                Searcher::try_with_net(1, self.net.clone())
+            })
+            .expect("a 1 MiB table")
+    }
+
     fn searcher(&mut self) -> &mut Searcher {
         self.finish_search();
-        let hash = self.hash;
-        self.searcher.get_or_insert_with(|| Searcher::new(hash))
+        if self.searcher.is_none() {
+            self.searcher = Some(self.new_searcher());
+        }
+        self.searcher.as_mut().expect("just made")
+    }
+
+    /// Reads the net `EvalFile` names (none when empty): the searcher
+    /// evaluates with it from the next search on. A net that cannot be read
+    /// is reported and the previous evaluation stays.
+    fn set_eval_file(&mut self, value: &str) {
+        let value = value.trim();
+        let net = if value.is_empty() || value == "<empty>" {
+            None
+        } else {
+            match Network::load(std::path::Path::new(value)) {
+                Ok(net) => Some(Arc::new(net)),
+                Err(e) => {
+                    say(&format!("info string {e}; EvalFile stays {:?}", self.eval_file));
+                    return;
+                }
+            }
+        };
+        match &net {
+            Some(n) => say(&format!(
+                "info string NNUE evaluation using {} (sha256 {})",
+                value,
+                n.info().sha256
+            )),
+            None => say("info string hand-written evaluation"),
+        }
+        self.eval_file = value.to_string();
+        self.net = net;
+        self.searcher = None;
     }
 
     fn set_position(&mut self, words: &[&str]) {
@@ -143,7 +189,7 @@ impl Engine {
         }
         let mut searcher = match self.searcher.take() {
             Some(s) => s,
-            None => Searcher::new(self.hash),
+            None => self.new_searcher(),
         };
         let flag = searcher.stop_flag();
         // Cleared here, before the thread starts: a `stop` read right after
@@ -181,9 +227,14 @@ pub fn run() -> Result<ExitCode> {
         position: Position::startpos(),
         chess960: false,
         hash: 16,
+        eval_file: String::new(),
+        net: None,
         searcher: None,
         running: None,
     };
+    if let Some(path) = std::env::var_os("KIBITZ_NET").filter(|p| !p.is_empty()) {
+        engine.set_eval_file(&path.to_string_lossy());
+    }
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
         let line = line?;
@@ -195,6 +246,9 @@ pub fn run() -> Result<ExitCode> {
                 say("option name Hash type spin default 16 min 1 max 65536");
                 say("option name Threads type spin default 1 min 1 max 1");
                 say("option name UCI_Chess960 type check default false");
+                let default =
+                    if engine.eval_file.is_empty() { "<empty>" } else { &engine.eval_file };
+                say(&format!("option name EvalFile type string default {default}"));
                 say("uciok");
             }
             ["isready"] => say("readyok"),
@@ -230,6 +284,7 @@ pub fn run() -> Result<ExitCode> {
                         engine.chess960 = value.eq_ignore_ascii_case("true");
                         engine.position.set_chess960(engine.chess960);
                     }
+                    "evalfile" => engine.set_eval_file(&value),
                     "threads" => {}
                     _ => say(&format!("info string unknown option {name}")),
                 }

@@ -44,7 +44,7 @@ pub fn outputs(net: &Network, acc: &Accumulator, stm: Color, bucket: usize) -> O
 }
 
 /// Stockfish 15.1's non-pawn material in its own units (both sides).
-fn stockfish_non_pawn_material(pos: &Position) -> i32 {
+pub fn stockfish_non_pawn_material(pos: &Position) -> i32 {
     const VALUES: [(Role, i32); 4] =
         [(Role::Knight, 781), (Role::Bishop, 825), (Role::Rook, 1276), (Role::Queen, 2538)];
     VALUES.iter().map(|&(role, v)| v * (pos.pieces_by_role(role).count() as i32)).sum()
@@ -246,7 +246,7 @@ mod tests {
         assert_eq!(&compact_cp(3610 * 3), b"+30.0");
         assert_eq!(&compact_cp(-361 * 123), b"-123 ");
         assert_eq!(aligned_cp(50), "+  0.14");
-        assert_eq!(aligned_cp(-1025), "-  2.83");
+        assert_eq!(aligned_cp(-1022), "-  2.83");
         assert_eq!(aligned_cp(0), "   0.00");
         assert_eq!(bucket(32), 7);
         assert_eq!(bucket(2), 0);

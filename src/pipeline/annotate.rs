@@ -101,10 +101,16 @@ pub struct SearchLabeller {
 
 impl SearchLabeller {
     /// A labeller searching to `depth` (or `nodes`) with a `hash_mib` table,
-    /// or an error that says the table cannot be allocated.
-    pub fn try_new(depth: u32, nodes: u64, hash_mib: usize) -> Result<SearchLabeller, String> {
+    /// evaluating with `net` (the hand-written evaluation without one), or
+    /// an error that says the table cannot be allocated.
+    pub fn try_new(
+        depth: u32,
+        nodes: u64,
+        hash_mib: usize,
+        net: Option<std::sync::Arc<crate::nnue::Network>>,
+    ) -> Result<SearchLabeller, String> {
         let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
-        Ok(SearchLabeller { searcher: Searcher::try_new(hash_mib)?, limits })
+        Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits })
     }
 }
 

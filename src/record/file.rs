@@ -177,19 +177,6 @@ impl KbzReader {
             zstd_frame_end(&data, 0).ok_or_else(|| err(0, "no complete header frame".into()))?;
         let header: Header =
             decode_frame(&data[..end]).map_err(|m| err(0, format!("header: {m}")))?;
-        if header.magic != crate::record::format::MAGIC {
-            return Err(err(0, "not a kibitz record file (bad magic)".into()));
-        }
-        if header.version != crate::record::format::FORMAT_VERSION {
-            return Err(err(
-                0,
-                format!(
-                    "format version {} (this kibitz reads {})",
-                    header.version,
-                    crate::record::format::FORMAT_VERSION
-                ),
-            ));
-        }
         Ok(KbzReader {
             path: path.to_path_buf(),
             data,

@@ -30,7 +30,9 @@ use crate::{
 pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 
 /// The format version; a change to any encoded structure changes it.
-pub const FORMAT_VERSION: u32 = 1;
+/// Version 2 records the net of the built-in search in [`Options`];
+/// version 1 files still read (their blocks are the same).
+pub const FORMAT_VERSION: u32 = 2;
 
 /// Largest structure a reader accepts (guards allocation on corrupt data).
 pub const DECODE_LIMIT: usize = 256 << 20;
@@ -100,6 +102,59 @@ pub struct Options {
     pub block_games: u32,
     /// ... or this many labels.
     pub block_labels: u32,
+    /// The net the built-in search evaluated with: its file name (empty for
+    /// the hand-written evaluation)...
+    pub net: String,
+    /// ... and the SHA-256 of its bytes.
+    pub net_sha256: String,
+}
+
+/// [`Options`] as format version 1 wrote them, before the net was recorded.
+#[derive(Decode)]
+struct OptionsV1 {
+    label: LabelSource,
+    depth: u32,
+    nodes: u64,
+    hash_mib: u32,
+    skip_plies: u32,
+    skip_check: bool,
+    skip_captures: bool,
+    sample_ppm: u32,
+    seed: u64,
+    dedup: bool,
+    max_games: u64,
+    max_positions: u64,
+    max_bytes: u64,
+    shard: (u64, u64),
+    engine: String,
+    block_games: u32,
+    block_labels: u32,
+}
+
+impl From<OptionsV1> for Options {
+    fn from(o: OptionsV1) -> Options {
+        Options {
+            label: o.label,
+            depth: o.depth,
+            nodes: o.nodes,
+            hash_mib: o.hash_mib,
+            skip_plies: o.skip_plies,
+            skip_check: o.skip_check,
+            skip_captures: o.skip_captures,
+            sample_ppm: o.sample_ppm,
+            seed: o.seed,
+            dedup: o.dedup,
+            max_games: o.max_games,
+            max_positions: o.max_positions,
+            max_bytes: o.max_bytes,
+            shard: o.shard,
+            engine: o.engine,
+            block_games: o.block_games,
+            block_labels: o.block_labels,
+            net: String::new(),
+            net_sha256: String::new(),
+        }
+    }
 }
 
 /// One input file as recorded.
@@ -111,8 +166,9 @@ pub struct InputInfo {
     pub size: u64,
 }
 
-/// The header (frame 0).
-#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+/// The header (frame 0). It is always written in the current version's
+/// layout; it reads in every version's.
+#[derive(Clone, PartialEq, Eq, Debug, Encode, serde::Serialize)]
 pub struct Header {
     /// [`MAGIC`].
     pub magic: [u8; 8],
@@ -125,6 +181,29 @@ pub struct Header {
     /// The inputs, in order.
     pub inputs: Vec<InputInfo>,
 }
+
+impl<Context> Decode<Context> for Header {
+    fn decode<D: bincode::de::Decoder<Context = Context>>(
+        d: &mut D,
+    ) -> Result<Header, bincode::error::DecodeError> {
+        let magic = <[u8; 8]>::decode(d)?;
+        let version = u32::decode(d)?;
+        if magic != MAGIC {
+            return Err(bincode::error::DecodeError::Other("not a kibitz record file (bad magic)"));
+        }
+        if version == 0 || version > FORMAT_VERSION {
+            return Err(bincode::error::DecodeError::OtherString(format!(
+                "format version {version} (this kibitz reads versions 1 to {FORMAT_VERSION})"
+            )));
+        }
+        let kibitz_version = String::decode(d)?;
+        let options = if version == 1 { OptionsV1::decode(d)?.into() } else { Options::decode(d)? };
+        let inputs = Vec::<InputInfo>::decode(d)?;
+        Ok(Header { magic, version, kibitz_version, options, inputs })
+    }
+}
+
+bincode::impl_borrow_decode!(Header);
 
 /// A label of one position.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]

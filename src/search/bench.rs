@@ -45,14 +45,16 @@ pub fn positions() -> Vec<String> {
 }
 
 /// Searches every bench position to `depth` with a `hash_mib` table,
-/// clearing the searcher before each. The error says the table cannot be
-/// allocated.
+/// clearing the searcher before each, evaluating with `net` (the
+/// hand-written evaluation without one: each has its own signature). The
+/// error says the table cannot be allocated.
 pub fn run(
     depth: i32,
     hash_mib: usize,
+    net: Option<std::sync::Arc<crate::nnue::Network>>,
     mut on_position: impl FnMut(usize, &str, u64),
 ) -> Result<BenchResult, String> {
-    let mut searcher = Searcher::try_new(hash_mib)?;
+    let mut searcher = Searcher::try_with_net(hash_mib, net)?;
     let start = Instant::now();
     let mut nodes = 0;
     let fens = positions();

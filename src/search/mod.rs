@@ -5,6 +5,7 @@
 
 pub mod bench;
 pub mod eval;
+pub mod evaluator;
 pub mod movepick;
 #[allow(clippy::module_inception)]
 pub mod search;

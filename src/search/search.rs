@@ -32,8 +32,9 @@ use crate::{
         position::Position,
         types::{Piece, Role},
     },
+    nnue::Network,
     search::{
-        eval::{EvalTables, evaluate},
+        evaluator::{Evaluator, Params},
         movepick::{HISTORY_MAX, History, MovePicker},
         tt::{Bound, TranspositionTable},
     },
@@ -183,20 +184,16 @@ impl NodeType for NonPv {
     const ROOT: bool = false;
 }
 
-// Tuned constants.
-const ASPIRATION_WINDOW: i32 = 20;
+// Tuned constants. The margins in evaluation units are in [`Params`], one
+// set per evaluation scale.
 const RFP_DEPTH: i32 = 7;
-const RFP_MARGIN: i32 = 75;
 const NMP_MIN_DEPTH: i32 = 3;
 const FUTILITY_DEPTH: i32 = 6;
-const FUTILITY_BASE: i32 = 90;
-const FUTILITY_MARGIN: i32 = 80;
 const LMP_DEPTH: i32 = 6;
 const SEE_QUIET_MARGIN: i32 = -60;
 const SEE_CAPTURE_MARGIN: i32 = -100;
 const LMR_BASE: f64 = 0.75;
 const LMR_DIVISOR: f64 = 2.25;
-const QS_DELTA: i32 = 200;
 
 #[derive(Clone, Copy, Default)]
 struct StackEntry {
@@ -209,7 +206,8 @@ struct StackEntry {
 pub struct Searcher {
     /// The transposition table.
     pub tt: TranspositionTable,
-    eval: EvalTables,
+    eval: Evaluator,
+    params: Params,
     history: Box<History>,
     counters: Box<[[Option<Move>; 64]; 12]>,
     killers: [[Option<Move>; 2]; MAX_PLY + 2],
@@ -246,7 +244,14 @@ impl Searcher {
     /// A searcher with a `hash_mib` MiB table, or an error that says the
     /// table cannot be allocated.
     pub fn try_new(hash_mib: usize) -> Result<Searcher, String> {
+        Searcher::try_with_net(hash_mib, None)
+    }
+
+    /// A searcher with a `hash_mib` MiB table that evaluates with `net`
+    /// (the hand-written evaluation without one).
+    pub fn try_with_net(hash_mib: usize, net: Option<Arc<Network>>) -> Result<Searcher, String> {
         let tt = TranspositionTable::try_new(hash_mib)?;
+        let eval = Evaluator::new(net);
         let mut lmr = Box::new([[0i32; 64]; 64]);
         for (d, row) in lmr.iter_mut().enumerate().skip(1) {
             for (m, r) in row.iter_mut().enumerate().skip(1) {
@@ -255,7 +260,8 @@ impl Searcher {
         }
         Ok(Searcher {
             tt,
-            eval: EvalTables::new(),
+            params: eval.params(),
+            eval,
             history: Box::new([[0; 64]; 12]),
             counters: Box::new([[None; 64]; 12]),
             killers: [[None; 2]; MAX_PLY + 2],
@@ -302,9 +308,21 @@ impl Searcher {
         self.nodes
     }
 
-    /// The static evaluation of `pos`, side to move's view.
+    /// The net the searcher evaluates with, if any.
+    pub fn net(&self) -> Option<&Arc<Network>> {
+        self.eval.net()
+    }
+
+    /// The static evaluation of `pos`, side to move's view, in the
+    /// evaluation's units (centipawns for the hand-written one, Stockfish's
+    /// internal units with a net).
     pub fn evaluate(&mut self, pos: &Position) -> i32 {
-        evaluate(pos, &mut self.eval)
+        self.eval.evaluate(pos)
+    }
+
+    /// A search score as labels give it: centipawns (mates unchanged).
+    pub fn to_centipawns(&self, score: i32) -> i32 {
+        self.eval.to_centipawns(score)
     }
 
     #[inline]
@@ -363,7 +381,7 @@ impl Searcher {
         let max_depth = limits.depth.unwrap_or(MAX_PLY as i32 - 1).clamp(1, MAX_PLY as i32 - 1);
         let mut score = 0;
         for depth in 1..=max_depth {
-            let mut delta = ASPIRATION_WINDOW;
+            let mut delta = self.params.aspiration;
             let (mut alpha, mut beta) =
                 if depth >= 5 { (score - delta, score + delta) } else { (-INFINITE, INFINITE) };
             let s = loop {
@@ -379,7 +397,7 @@ impl Searcher {
                 } else {
                     break s;
                 }
-                delta += delta / 2 + 10;
+                delta += delta / 2 + self.params.aspiration / 2;
             };
             if self.stopped && result.best.is_some() {
                 break;
@@ -390,7 +408,7 @@ impl Searcher {
             self.has_move = true;
             result = SearchResult {
                 best: Some(best),
-                score,
+                score: self.eval.to_centipawns(score),
                 depth,
                 pv: pv.clone(),
                 nodes: self.nodes,
@@ -399,7 +417,7 @@ impl Searcher {
             on_info(&Info {
                 depth,
                 seldepth: self.seldepth,
-                score,
+                score: self.eval.to_centipawns(score),
                 nodes: self.nodes,
                 elapsed: start.elapsed(),
                 pv,
@@ -509,7 +527,7 @@ impl Searcher {
         if !NT::PV && !in_check {
             // Step 4. Reverse futility: far above beta at low depth.
             if depth <= RFP_DEPTH
-                && eval - RFP_MARGIN * (depth - i32::from(improving)) >= beta
+                && eval - self.params.rfp_margin * (depth - i32::from(improving)) >= beta
                 && eval < MATE_BOUND
             {
                 return eval;
@@ -523,7 +541,7 @@ impl Searcher {
                 && ply > 0
                 && self.stack[ply - 1].moved.is_some()
             {
-                let r = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+                let r = 3 + depth / 4 + ((eval - beta) / self.params.nmp_divisor).min(3);
                 pos.do_null_move();
                 self.stack[ply].moved = None;
                 let s =
@@ -574,7 +592,8 @@ impl Searcher {
                     }
                     if !in_check
                         && depth <= FUTILITY_DEPTH
-                        && eval + FUTILITY_BASE + FUTILITY_MARGIN * depth <= alpha
+                        && eval + self.params.futility_base + self.params.futility_margin * depth
+                            <= alpha
                     {
                         continue;
                     }
@@ -768,7 +787,7 @@ impl Searcher {
                 } else {
                     pos.piece_on(m.to()).map_or(Role::Pawn, |p| p.role())
                 };
-                if eval + crate::chess::position::SEE_VALUE[victim] + QS_DELTA <= best.alpha {
+                if eval + self.params.piece_value(victim) + self.params.qs_delta <= best.alpha {
                     continue;
                 }
             }
