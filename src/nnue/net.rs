@@ -78,6 +78,42 @@ pub struct LayerStack {
     pub fc1_biases: [i32; L3],
     /// The output layer's bias.
     pub fc2_bias: i32,
+    /// The first layer's weights again, by 4-byte block of inputs: for
+    /// block `j`, every output's 4 weights in turn (what the vector kernels
+    /// multiply one block of inputs by, all outputs at once).
+    pub fc0_blocks: [[i8; 4 * L2]; L1 / 4],
+    /// The second layer's weights by 4-byte block of inputs, likewise.
+    pub fc1_blocks: [[i8; 4 * L3]; L2_INPUTS / 4],
+}
+
+impl LayerStack {
+    /// A stack of zeros.
+    fn zero() -> LayerStack {
+        LayerStack {
+            fc0_weights: [[0; L1]; L2],
+            fc1_weights: [[0; L2_INPUTS]; L3],
+            fc2_weights: [0; L2_INPUTS],
+            fc0_biases: [0; L2],
+            fc1_biases: [0; L3],
+            fc2_bias: 0,
+            fc0_blocks: [[0; 4 * L2]; L1 / 4],
+            fc1_blocks: [[0; 4 * L3]; L2_INPUTS / 4],
+        }
+    }
+
+    /// Fills the block layouts from the row weights.
+    fn arrange_blocks(&mut self) {
+        for (j, block) in self.fc0_blocks.iter_mut().enumerate() {
+            for (o, row) in self.fc0_weights.iter().enumerate() {
+                block[4 * o..4 * o + 4].copy_from_slice(&row[4 * j..4 * j + 4]);
+            }
+        }
+        for (j, block) in self.fc1_blocks.iter_mut().enumerate() {
+            for (o, row) in self.fc1_weights.iter().enumerate() {
+                block[4 * o..4 * o + 4].copy_from_slice(&row[4 * j..4 * j + 4]);
+            }
+        }
+    }
 }
 
 /// Which net made something: the file's name and its SHA-256, so a label
@@ -348,14 +384,7 @@ impl Network {
         let mut stacks = Vec::with_capacity(LAYER_STACKS);
         for _ in 0..LAYER_STACKS {
             r.hash("layer stack", NETWORK_HASH)?;
-            let mut s = LayerStack {
-                fc0_weights: [[0; L1]; L2],
-                fc1_weights: [[0; L2_INPUTS]; L3],
-                fc2_weights: [0; L2_INPUTS],
-                fc0_biases: [0; L2],
-                fc1_biases: [0; L3],
-                fc2_bias: 0,
-            };
+            let mut s = LayerStack::zero();
             r.i32s(&mut s.fc0_biases, "layer stack")?;
             for row in &mut s.fc0_weights {
                 r.i8s(row, "layer stack")?;
@@ -368,6 +397,7 @@ impl Network {
             r.i32s(&mut bias, "layer stack")?;
             s.fc2_bias = bias[0];
             r.i8s(&mut s.fc2_weights, "layer stack")?;
+            s.arrange_blocks();
             stacks.push(s);
         }
         debug_assert_eq!(r.at, bytes.len());
@@ -464,19 +494,14 @@ impl Network {
         }
         let stacks = (0..LAYER_STACKS)
             .map(|_| {
-                let mut s = LayerStack {
-                    fc0_weights: [[0; L1]; L2],
-                    fc1_weights: [[0; L2_INPUTS]; L3],
-                    fc2_weights: [0; L2_INPUTS],
-                    fc0_biases: [0; L2],
-                    fc1_biases: [0; L3],
-                    fc2_bias: small(2000),
-                };
+                let mut s = LayerStack::zero();
+                s.fc2_bias = small(2000);
                 s.fc0_weights.iter_mut().flatten().for_each(|w| *w = small(127) as i8);
                 s.fc1_weights.iter_mut().flatten().for_each(|w| *w = small(127) as i8);
                 s.fc2_weights.iter_mut().for_each(|w| *w = small(127) as i8);
                 s.fc0_biases.iter_mut().for_each(|b| *b = small(4000));
                 s.fc1_biases.iter_mut().for_each(|b| *b = small(4000));
+                s.arrange_blocks();
                 s
             })
             .collect();

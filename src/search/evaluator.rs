@@ -40,6 +40,18 @@ pub struct Params {
     /// The pieces' values for delta pruning (pawn, knight, bishop, rook,
     /// queen).
     pub piece_values: [i32; 5],
+    /// Late-move reductions: `base + ln(depth) * ln(moves) / divisor`, in
+    /// hundredths.
+    pub lmr_base: i32,
+    /// See `lmr_base`, in hundredths.
+    pub lmr_divisor: i32,
+    /// Static exchange pruning of quiet moves: the loss allowed per ply.
+    pub see_quiet: i32,
+    /// ... and of captures.
+    pub see_capture: i32,
+    /// Razoring: a node whose evaluation is this far below alpha (per ply
+    /// squared, plus as much again) drops into quiescence; 0 for none.
+    pub razor_margin: i32,
 }
 
 impl Params {
@@ -52,6 +64,11 @@ impl Params {
         nmp_divisor: 200,
         qs_delta: 200,
         piece_values: [100, 320, 330, 500, 950],
+        lmr_base: 75,
+        lmr_divisor: 225,
+        see_quiet: -60,
+        see_capture: -100,
+        razor_margin: 0,
     };
 
     /// The margins for a Stockfish 15.1 net (its internal units: a pawn is
@@ -64,6 +81,11 @@ impl Params {
         nmp_divisor: 400,
         qs_delta: 400,
         piece_values: [208, 781, 825, 1276, 2538],
+        lmr_base: 75,
+        lmr_divisor: 225,
+        see_quiet: -60,
+        see_capture: -100,
+        razor_margin: 0,
     };
 
     /// The value of a captured `role` for delta pruning.

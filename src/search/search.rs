@@ -190,10 +190,6 @@ const RFP_DEPTH: i32 = 7;
 const NMP_MIN_DEPTH: i32 = 3;
 const FUTILITY_DEPTH: i32 = 6;
 const LMP_DEPTH: i32 = 6;
-const SEE_QUIET_MARGIN: i32 = -60;
-const SEE_CAPTURE_MARGIN: i32 = -100;
-const LMR_BASE: f64 = 0.75;
-const LMR_DIVISOR: f64 = 2.25;
 
 #[derive(Clone, Copy, Default)]
 struct StackEntry {
@@ -252,15 +248,18 @@ impl Searcher {
     pub fn try_with_net(hash_mib: usize, net: Option<Arc<Network>>) -> Result<Searcher, String> {
         let tt = TranspositionTable::try_new(hash_mib)?;
         let eval = Evaluator::new(net);
+        let params = eval.params();
+        let (base, divisor) =
+            (f64::from(params.lmr_base) / 100.0, f64::from(params.lmr_divisor) / 100.0);
         let mut lmr = Box::new([[0i32; 64]; 64]);
         for (d, row) in lmr.iter_mut().enumerate().skip(1) {
             for (m, r) in row.iter_mut().enumerate().skip(1) {
-                *r = (LMR_BASE + (d as f64).ln() * (m as f64).ln() / LMR_DIVISOR) as i32;
+                *r = (base + (d as f64).ln() * (m as f64).ln() / divisor) as i32;
             }
         }
         Ok(Searcher {
             tt,
-            params: eval.params(),
+            params,
             eval,
             history: Box::new([[0; 64]; 12]),
             counters: Box::new([[None; 64]; 12]),
@@ -525,7 +524,18 @@ impl Searcher {
         let us = pos.side_to_move();
 
         if !NT::PV && !in_check {
-            // Step 4. Reverse futility: far above beta at low depth.
+            // Step 4. Razoring: far below alpha, only captures can save
+            // the node; if quiescence agrees, trust it.
+            if self.params.razor_margin > 0
+                && depth <= 3
+                && eval + self.params.razor_margin * (1 + depth * depth) < alpha
+            {
+                let s = self.quiescence::<NonPv>(pos, alpha - 1, alpha, ply, 0);
+                if s < alpha {
+                    return s;
+                }
+            }
+            // Step 4b. Reverse futility: far above beta at low depth.
             if depth <= RFP_DEPTH
                 && eval - self.params.rfp_margin * (depth - i32::from(improving)) >= beta
                 && eval < MATE_BOUND
@@ -597,10 +607,10 @@ impl Searcher {
                     {
                         continue;
                     }
-                    if depth <= LMP_DEPTH && !pos.see_ge(m, SEE_QUIET_MARGIN * depth) {
+                    if depth <= LMP_DEPTH && !pos.see_ge(m, self.params.see_quiet * depth) {
                         continue;
                     }
-                } else if depth <= LMP_DEPTH && !pos.see_ge(m, SEE_CAPTURE_MARGIN * depth) {
+                } else if depth <= LMP_DEPTH && !pos.see_ge(m, self.params.see_capture * depth) {
                     continue;
                 }
             }
