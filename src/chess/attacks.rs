@@ -13,7 +13,7 @@
 //! * `((occupied & mask) * magic) >> (64 - n)`, "fancy" magic bitboards, in a
 //!   portable build.
 //!
-//! The magic numbers were found by [`tests::find_magic`] with a seeded
+//! The magic numbers were found by the test `find_magic` with a seeded
 //! xorshift generator; that test finds them again and compares. Filling the
 //! table at compile time asserts that no two occupancies with different
 //! attacks share an entry, so a wrong magic number fails the build.

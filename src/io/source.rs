@@ -10,7 +10,7 @@
 //!   its own; file names do not matter. A zstd file of several frames
 //!   (pzstd, as Lichess publishes) is decoded a window of frames at a time
 //!   in parallel; a single frame streams through one decoder. Either way
-//!   the decoded text goes through a [`Splitter`] that re-synchronises on
+//!   the decoded text goes through a splitter that re-synchronises on
 //!   the next tag section, so a frame may end mid-game.
 //!
 //! Memory stays bounded: chunks are about [`ChunkConfig::target`] bytes, a

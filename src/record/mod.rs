@@ -1,5 +1,5 @@
-//! Records: the `.kbz` format ([`format`]), reading and writing files
-//! ([`file`]), walking game chains ([`chain`]) and exporting to trainers'
+//! Records: the `.kbz` format ([`format`](mod@format)), reading and writing files
+//! ([`file`](mod@file)), walking game chains ([`chain`]) and exporting to trainers'
 //! and databases' formats ([`export`]).
 
 pub mod chain;

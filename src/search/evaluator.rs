@@ -52,6 +52,8 @@ pub struct Params {
     /// Razoring: a node whose evaluation is this far below alpha (per ply
     /// squared, plus as much again) drops into quiescence; 0 for none.
     pub razor_margin: i32,
+    /// Order and reduce quiet moves by continuation history too.
+    pub continuation_history: bool,
 }
 
 impl Params {
@@ -69,6 +71,7 @@ impl Params {
         see_quiet: -60,
         see_capture: -100,
         razor_margin: 0,
+        continuation_history: false,
     };
 
     /// The margins for a Stockfish 15.1 net (its internal units: a pawn is
@@ -86,6 +89,7 @@ impl Params {
         see_quiet: -60,
         see_capture: -100,
         razor_margin: 0,
+        continuation_history: true,
     };
 
     /// The value of a captured `role` for delta pruning.

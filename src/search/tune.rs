@@ -1,7 +1,7 @@
 //! Texel tuning: fit the evaluation weights to game results.
 //!
 //! The evaluation is linear in its weights (material, piece-square values,
-//! and every [`Term`](crate::search::eval::Term)), tapered by phase. For
+//! and every [`crate::search::eval::Term`]), tapered by phase. For
 //! each training position the tuner records how many of each feature it has
 //! (White's minus Black's), its phase and endgame scale factor, and the
 //! game's result; then it minimises the mean squared difference between the
