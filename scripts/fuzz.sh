@@ -17,7 +17,7 @@ STATS=target/fuzz/stats.tsv
 : > "$STATS.run"
 failed=0
 running=0
-for target in fen san pgn moves kbz; do
+for target in fen san pgn moves net kbz; do
     (
         KIBITZ_FUZZ_SECONDS=$SECONDS_PER_TARGET \
             cargo test --release --test integration -q -- --ignored --nocapture --exact "fuzz::fuzz_long_$target" \
@@ -31,7 +31,7 @@ for target in fen san pgn moves kbz; do
     fi
 done
 wait
-for target in fen san pgn moves kbz; do
+for target in fen san pgn moves net kbz; do
     grep "^fuzz $target:" "target/fuzz/$target.log" || echo "fuzz $target: no report (see target/fuzz/$target.log)"
 done
 if grep -q FAILED "$STATS.run"; then

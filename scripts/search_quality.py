@@ -13,8 +13,10 @@ through python-chess's engine module: one thread, Hash 16, a fresh
 suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
 agreement: best-move agreement of both engines with Stockfish's own depth-16
-           choice, positions per second, and the correlation of kibitz's
-           scores with Stockfish's at the same depth; and for each kibitz
+           choice, positions per second, the mean absolute difference in
+           Win% (Lichess's formula) of each label from Stockfish depth
+           16's score, and the correlation of kibitz's scores with
+           Stockfish's at the same depth; and for each kibitz
            depth, a paired comparison with Stockfish depth 8 (the issue's
            yardstick): positions only one of them gets right, and the exact
            McNemar p-value of the difference.
@@ -123,6 +125,19 @@ def reference(fens, depth=16):
     return res
 
 
+def win_percent(cp):
+    """Lichess's Win%: 50 + 50 * (2 / (1 + exp(-0.00368208 * cp)) - 1), the
+    centipawns clamped to +-1000 (mates, scored +-10000 here, included)."""
+    cp = max(-1000, min(1000, cp))
+    return 50 + 50 * (2 / (1 + math.exp(-0.00368208 * cp)) - 1)
+
+
+def mean_win_gap(results, ref):
+    """The mean absolute difference in Win% between each label and the
+    reference's score of the same position."""
+    return sum(abs(win_percent(s) - win_percent(r)) for (_, s), (_, r) in zip(results, ref)) / len(ref)
+
+
 def mcnemar_p(b, c):
     """Exact two-sided McNemar p-value: b and c are the discordant pairs
     (positions only one of the two engines gets right)."""
@@ -141,7 +156,7 @@ def cmd_agreement(args):
     sf8 = reference(fens, depth=8)
     sf8_right = [m == r for (m, _), (r, _) in zip(sf8, ref)]
     print(f"{len(fens)} positions from the shared Lichess 2016-05 games; reference: Stockfish 15.1 depth 16")
-    print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7} {'nodes/pos':>9}  score correlation with SF same depth")
+    print(f"{'engine':<10} {'depth':>5} {'pos/s':>8} {'agree':>7} {'nodes/pos':>9} {'Win% gap':>8}  score correlation with SF same depth")
     kinds = ("kibitz",) if args.kibitz_only else ("kibitz", "stockfish")
     engines = {k: open_engine(k) for k in kinds}
     for depth in args.depths:
@@ -150,7 +165,7 @@ def cmd_agreement(args):
             nodes = []
             res, secs = analyse_all(e, fens, depth, nodes)
             agree = sum(1 for (m, _), (r, _) in zip(res, ref) if m == r) / len(fens)
-            row[kind] = (res, secs, agree, sum(nodes) / len(fens))
+            row[kind] = (res, secs, agree, sum(nodes) / len(fens), mean_win_gap(res, ref))
         extra = ""
         if "stockfish" in row:
             kres, sres = row["kibitz"][0], row["stockfish"][0]
@@ -164,9 +179,9 @@ def cmd_agreement(args):
         extra += (f"  vs SF d8 ({sum(sf8_right) / len(fens):.1%}): kibitz alone right {b},"
                   f" SF d8 alone {c}, McNemar p = {mcnemar_p(b, c):.3f}")
         for kind in kinds:
-            res, secs, agree, mean_nodes = row[kind]
+            res, secs, agree, mean_nodes, gap = row[kind]
             extra = extra if kind == "kibitz" else ""
-            print(f"{kind:<10} {depth:>5} {len(fens) / secs:>8.1f} {agree:>7.1%} {mean_nodes:>9.0f}{extra}", flush=True)
+            print(f"{kind:<10} {depth:>5} {len(fens) / secs:>8.1f} {agree:>7.1%} {mean_nodes:>9.0f} {gap:>8.2f}{extra}", flush=True)
     for e in engines.values():
         e.quit()
 

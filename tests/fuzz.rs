@@ -1,6 +1,6 @@
 //! Fuzzing without libFuzzer (the toolchain is stable, so cargo-fuzz is out):
 //! a seeded mutation driver with a small corpus kept by outcome features,
-//! and `arbitrary` for structured inputs. Five targets:
+//! and `arbitrary` for structured inputs. Six targets:
 //!
 //! * `fen`: bytes as a FEN and as an EPD line; an accepted position must be
 //!   consistent, round-trip through its FEN, and play and unplay its moves;
@@ -15,7 +15,11 @@
 //! * `moves`: an `arbitrary` sequence of 16-bit move encodings, null moves
 //!   and undos on a set of positions: every encoding is either legal (it is
 //!   in the legal move list) and then plays with incremental state equal to
-//!   the from-scratch state, or is refused.
+//!   the from-scratch state, or is refused;
+//! * `net`: bytes as the start of a Stockfish net (a synthetic net's header
+//!   and first weights as seeds): read alone (a short file), and, when the
+//!   header still holds, written over the start of a whole net; the reader
+//!   must give a net or an error, never a panic.
 //!
 //! Each target runs a few thousand inputs in the default suite. For long
 //! runs, `KIBITZ_FUZZ_SECONDS=600 cargo test --release -- --ignored fuzz_`
@@ -639,6 +643,34 @@ fn mutate_inside(file: &[u8], rng: &mut Rng) -> Vec<u8> {
     out
 }
 
+/// A synthetic net's bytes (47 MB), made once.
+fn net_bytes() -> &'static [u8] {
+    static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    BYTES.get_or_init(|| kibitz::nnue::Network::synthetic(5).to_bytes())
+}
+
+fn target_net(input: &[u8]) -> u64 {
+    use kibitz::nnue::{NetError, Network};
+    let kind = |r: Result<Network, NetError>| match r {
+        Ok(_) => "ok".to_string(),
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.starts_with("fuzz.nnue: "), "{message}");
+            message.split(':').nth(1).unwrap_or_default().chars().take(40).collect()
+        }
+    };
+    let alone = kind(Network::from_bytes(input, "fuzz.nnue", "fuzz.nnue".into()));
+    // Over a whole net, when the header (version, hash) still holds: the
+    // description's length and the transformer's hash then decide.
+    let whole = net_bytes();
+    let spliced = (input.len() >= 12 && input[..8] == whole[..8]).then(|| {
+        let mut bytes = whole.to_vec();
+        bytes[..input.len()].copy_from_slice(input);
+        kind(Network::from_bytes(&bytes, "fuzz.nnue", "fuzz.nnue".into()))
+    });
+    feature((alone, spliced))
+}
+
 // ---------------------------------------------------------------- runs
 
 fn run_fen(budget: Budget) -> Report {
@@ -665,6 +697,13 @@ fn run_moves(budget: Budget) -> Report {
     let seeds: Vec<Vec<u8>> =
         (0..64).map(|n| (0..64 + n * 8).map(|_| rng.next_u64() as u8).collect()).collect();
     drive("moves", seeds, budget, 4096, target_moves)
+}
+
+fn run_net(budget: Budget) -> Report {
+    let whole = net_bytes();
+    let seeds: Vec<Vec<u8>> =
+        [8, 12, 40, 100, 300, 2000].iter().map(|&n| whole[..n].to_vec()).collect();
+    drive("net", seeds, budget, 4096, target_net)
 }
 
 fn run_kbz(budget: Budget) -> Report {
@@ -713,6 +752,7 @@ fn fuzz_regressions() {
             "san" => target_san(&input),
             "pgn" => target_pgn(&input),
             "moves" => target_moves(&input),
+            "net" => target_net(&input),
             "kbz" => {
                 std::fs::create_dir_all(&scratch).unwrap();
                 target_kbz(&input, &scratch)
@@ -770,6 +810,11 @@ fn fuzz_moves_quick() {
 }
 
 #[test]
+fn fuzz_net_quick() {
+    check("net", &run_net(Budget::Execs(2_000)));
+}
+
+#[test]
 fn fuzz_kbz_quick() {
     check("kbz", &run_kbz(Budget::Execs(5_000)));
 }
@@ -796,6 +841,12 @@ fn fuzz_long_pgn() {
 #[ignore = "long fuzzing run: KIBITZ_FUZZ_SECONDS per target (scripts/fuzz.sh)"]
 fn fuzz_long_moves() {
     check("moves", &run_moves(Budget::Seconds(long_seconds())));
+}
+
+#[test]
+#[ignore = "long fuzzing run: KIBITZ_FUZZ_SECONDS per target (scripts/fuzz.sh)"]
+fn fuzz_long_net() {
+    check("net", &run_net(Budget::Seconds(long_seconds())));
 }
 
 #[test]
