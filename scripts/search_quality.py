@@ -21,7 +21,8 @@ agreement: best-move agreement of both engines with Stockfish's own depth-16
            yardstick): positions only one of them gets right, and the exact
            McNemar p-value of the difference.
 speed:     positions per second of both engines at each depth, same
-           positions, same run, and the ratio. `--driver pipe` speaks UCI
+           positions, same run (the engines take turns position by
+           position; --rounds rounds, medians), and the ratio. `--driver pipe` speaks UCI
            to both directly instead of through python-chess, whose own cost
            per search (about 1.3 ms here) otherwise counts as engine time.
 """
@@ -244,23 +245,37 @@ def cmd_speed(args):
     pipe = args.driver == "pipe"
     engines = {k: PipeEngine(k) if pipe else open_engine(k) for k in ("kibitz", "stockfish")}
     print(f"{len(fens)} positions, one thread, Hash 16, ucinewgame before each position, "
-          f"driven by {'raw UCI over pipes' if pipe else 'python-chess engine.analyse'}")
+          f"driven by {'raw UCI over pipes' if pipe else 'python-chess engine.analyse'}; "
+          f"the engines take turns position by position, {args.rounds} rounds, medians")
     for depth in args.depths:
-        rates, nps = {}, {}
-        for kind, e in engines.items():
-            nodes = []
-            if pipe:
-                start = time.perf_counter()
-                for fen in fens:
-                    nodes.append(e.search(fen, depth)[1])
-                secs = time.perf_counter() - start
-            else:
-                _, secs = analyse_all(e, fens, depth, nodes)
-            rates[kind] = len(fens) / secs
-            nps[kind] = sum(nodes) / secs
-        print(f"depth {depth}: kibitz {rates['kibitz']:.1f} pos/s ({nps['kibitz'] / 1e6:.2f} M nodes/s), "
-              f"stockfish {rates['stockfish']:.1f} pos/s ({nps['stockfish'] / 1e6:.2f} M nodes/s), "
-              f"ratio {rates['kibitz'] / rates['stockfish']:.2f}x pos/s, {nps['kibitz'] / nps['stockfish']:.2f}x nps",
+        totals = {k: [] for k in engines}
+        nodes = {k: 0 for k in engines}
+        for _ in range(args.rounds):
+            secs = {k: 0.0 for k in engines}
+            nodes = {k: 0 for k in engines}
+            for i, fen in enumerate(fens):
+                # Alternate who goes first, so neither always runs on a
+                # cache the other has just cooled.
+                order = list(engines) if i % 2 == 0 else list(reversed(list(engines)))
+                for kind in order:
+                    e = engines[kind]
+                    start = time.perf_counter()
+                    if pipe:
+                        n = e.search(fen, depth)[1]
+                    else:
+                        info = e.analyse(chess.Board(fen), chess.engine.Limit(depth=depth), game=object())
+                        n = info.get("nodes", 0)
+                    secs[kind] += time.perf_counter() - start
+                    nodes[kind] += n
+            for kind in engines:
+                totals[kind].append(secs[kind])
+        med = {k: sorted(v)[len(v) // 2] for k, v in totals.items()}
+        rate = {k: len(fens) / med[k] for k in engines}
+        nps = {k: nodes[k] / med[k] for k in engines}
+        print(f"depth {depth}: kibitz {rate['kibitz']:.1f} pos/s ({nps['kibitz'] / 1e6:.2f} M nodes/s, "
+              f"{nodes['kibitz'] / len(fens):.0f} nodes/pos), stockfish {rate['stockfish']:.1f} pos/s "
+              f"({nps['stockfish'] / 1e6:.2f} M nodes/s, {nodes['stockfish'] / len(fens):.0f} nodes/pos), "
+              f"ratio {rate['kibitz'] / rate['stockfish']:.2f}x pos/s, {nps['kibitz'] / nps['stockfish']:.2f}x nps",
               flush=True)
     for e in engines.values():
         e.quit()
@@ -324,6 +339,7 @@ def main():
                    help="speed: drive the engines through python-chess (default) or raw UCI over pipes")
     p.add_argument("--kibitz-only", action="store_true",
                    help="agreement: run kibitz alone (Stockfish's depth-16 reference is cached in target/)")
+    p.add_argument("--rounds", type=int, default=3, help="speed: rounds over the positions (medians)")
     p.add_argument("--net", default=os.environ.get("KIBITZ_NET"),
                    help="kibitz evaluates with this Stockfish 15.1 net (its EvalFile); default KIBITZ_NET")
     args = p.parse_args()

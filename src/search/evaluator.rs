@@ -52,8 +52,6 @@ pub struct Params {
     /// Razoring: a node whose evaluation is this far below alpha (per ply
     /// squared, plus as much again) drops into quiescence; 0 for none.
     pub razor_margin: i32,
-    /// Order and reduce quiet moves by continuation history too.
-    pub continuation_history: bool,
 }
 
 impl Params {
@@ -71,25 +69,23 @@ impl Params {
         see_quiet: -60,
         see_capture: -100,
         razor_margin: 0,
-        continuation_history: false,
     };
 
     /// The margins for a Stockfish 15.1 net (its internal units: a pawn is
     /// about 208 in the endgame, 126 in the middlegame).
     pub const NNUE: Params = Params {
         aspiration: 40,
-        rfp_margin: 150,
+        rfp_margin: 60,
         futility_base: 180,
         futility_margin: 160,
         nmp_divisor: 400,
         qs_delta: 400,
         piece_values: [208, 781, 825, 1276, 2538],
-        lmr_base: 75,
+        lmr_base: 100,
         lmr_divisor: 225,
         see_quiet: -60,
         see_capture: -100,
         razor_margin: 0,
-        continuation_history: true,
     };
 
     /// The value of a captured `role` for delta pruning.

@@ -20,33 +20,6 @@ use crate::chess::{
 /// History of quiet moves, by moving piece and destination.
 pub type History = [[i32; 64]; 12];
 
-/// A piece on a square, as continuation histories index moves: `piece * 64
-/// + to`.
-pub const PIECE_SQUARES: usize = 12 * 64;
-
-/// What orders quiet moves: the main history, and the continuation
-/// history rows of the moves one and two plies before, when known.
-#[derive(Clone, Copy)]
-pub struct Histories<'a> {
-    /// By moving piece and destination.
-    pub main: &'a History,
-    /// Rows of the continuation history for the previous two moves.
-    pub continuation: [Option<&'a [i16; PIECE_SQUARES]>; 2],
-}
-
-impl Histories<'_> {
-    /// The history score of the quiet move `piece` to `to`.
-    #[inline]
-    pub fn score(&self, piece: Piece, to: usize) -> i32 {
-        let i = piece.to_usize() * 64 + to;
-        let mut s = self.main[piece.to_usize()][to];
-        for row in self.continuation.iter().flatten() {
-            s += i32::from(row[i]);
-        }
-        s
-    }
-}
-
 /// Squares the opponent attacks with a pawn; with a pawn or a minor piece;
 /// with a pawn, a minor piece or a rook: where a piece of ours of the next
 /// higher value is threatened.
@@ -84,10 +57,10 @@ impl Threats {
 /// attacked by a pawn at the last plies was left en prise: its escapes
 /// came after the king's moves and late-move pruning cut them.
 #[inline]
-fn quiet_score(pos: &Position, history: &Histories<'_>, threats: &Threats, m: Move) -> i32 {
+fn quiet_score(pos: &Position, history: &History, threats: &Threats, m: Move) -> i32 {
     let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
     let (from, to) = (m.from(), m.to());
-    let history = history.score(piece, to.to_usize());
+    let history = history[piece.to_usize()][to.to_usize()];
     let h = HISTORY_MAX;
     let into = |b: Bitboard, w: i32| if b.contains(to) { w } else { 0 };
     // The squares where this piece is threatened, what escaping is worth,
@@ -125,8 +98,8 @@ const _: () = assert!(MAX_MOVES.is_power_of_two());
 /// above, and below it the index counted down, so that of equal scores the
 /// one nearer the front has the larger key, and the largest key says where
 /// its move stands. Scores fit with room to spare: quiet moves stay within
-/// ±14 [`HISTORY_MAX`] (three histories and the threat bonus or malus),
-/// captures and evasions below 2^21.
+/// ±12 [`HISTORY_MAX`] (history and the threat bonus or malus), captures
+/// and evasions below 2^21.
 #[inline]
 fn sort_key(score: i32, index: usize) -> i32 {
     debug_assert!(index < MAX_MOVES && score.unsigned_abs() < 1 << (31 - INDEX_BITS));
@@ -315,7 +288,7 @@ impl MovePicker {
     }
 
     /// The next move, or `None` when all have been given.
-    pub fn next(&mut self, pos: &Position, history: &Histories<'_>) -> Option<Move> {
+    pub fn next(&mut self, pos: &Position, history: &History) -> Option<Move> {
         loop {
             match self.stage {
                 Stage::TtMove => {

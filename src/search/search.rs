@@ -35,7 +35,7 @@ use crate::{
     nnue::Network,
     search::{
         evaluator::{Evaluator, Params},
-        movepick::{HISTORY_MAX, Histories, History, MovePicker, PIECE_SQUARES},
+        movepick::{HISTORY_MAX, History, MovePicker},
         tt::{Bound, TranspositionTable},
     },
 };
@@ -205,8 +205,6 @@ pub struct Searcher {
     eval: Evaluator,
     params: Params,
     history: Box<History>,
-    /// Continuation history, when the evaluation's parameters ask for it.
-    continuation: Vec<[i16; PIECE_SQUARES]>,
     counters: Box<[[Option<Move>; 64]; 12]>,
     killers: [[Option<Move>; 2]; MAX_PLY + 2],
     stack: [StackEntry; MAX_PLY + 4],
@@ -264,11 +262,6 @@ impl Searcher {
             params,
             eval,
             history: Box::new([[0; 64]; 12]),
-            continuation: if params.continuation_history {
-                vec![[0; PIECE_SQUARES]; PIECE_SQUARES]
-            } else {
-                Vec::new()
-            },
             counters: Box::new([[None; 64]; 12]),
             killers: [[None; 2]; MAX_PLY + 2],
             stack: [StackEntry::default(); MAX_PLY + 4],
@@ -298,7 +291,6 @@ impl Searcher {
         self.tt.clear();
         self.eval.clear();
         self.history.iter_mut().for_each(|r| r.fill(0));
-        self.continuation.iter_mut().for_each(|r| r.fill(0));
         self.counters.iter_mut().for_each(|r| r.fill(None));
         self.killers = [[None; 2]; MAX_PLY + 2];
     }
@@ -456,37 +448,11 @@ impl Searcher {
             || pos.has_insufficient_material()
     }
 
-    fn update_history(&mut self, pos: &Position, m: Move, bonus: i32, ply: usize) {
+    fn update_history(&mut self, pos: &Position, m: Move, bonus: i32) {
         let Some(piece) = pos.piece_on(m.from()) else { return };
-        let to = m.to().to_usize();
-        let entry = &mut self.history[piece.to_usize()][to];
+        let entry = &mut self.history[piece.to_usize()][m.to().to_usize()];
         // Gravity: the entry moves towards ±HISTORY_MAX and saturates there.
         *entry += bonus - *entry * bonus.abs() / HISTORY_MAX;
-        let i = piece.to_usize() * 64 + to;
-        for row in self.continuation_rows(ply) {
-            let entry = &mut self.continuation[row][i];
-            let e = i32::from(*entry);
-            *entry = (e + bonus - e * bonus.abs() / HISTORY_MAX) as i16;
-        }
-    }
-
-    /// The continuation history rows of the moves one and two plies before
-    /// `ply`, as far as they were moves (not null moves or the root).
-    fn continuation_rows(&self, ply: usize) -> impl Iterator<Item = usize> + use<> {
-        let row = |back: usize| {
-            (!self.continuation.is_empty() && ply >= back)
-                .then(|| self.stack[ply - back].moved)
-                .flatten()
-                .map(|(p, to)| p.to_usize() * 64 + usize::from(to))
-        };
-        [row(1), row(2)].into_iter().flatten()
-    }
-
-    /// The histories that order and reduce quiet moves at `ply`.
-    fn histories(&self, ply: usize) -> Histories<'_> {
-        let mut rows = self.continuation_rows(ply);
-        let mut next = || rows.next().map(|r| &self.continuation[r]);
-        Histories { main: &self.history, continuation: [next(), next()] }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -622,7 +588,7 @@ impl Searcher {
         let mut quiets_tried = MoveList::new();
         let original_alpha = alpha;
 
-        while let Some(m) = picker.next(pos, &self.histories(ply)) {
+        while let Some(m) = picker.next(pos, &self.history) {
             moves_seen += 1;
             self.tt.prefetch(pos.key_after(m));
             let tactical = pos.is_capture_or_promotion(m);
@@ -673,7 +639,7 @@ impl Searcher {
                         + i32::from(is_killer)
                         + i32::from(gives_check)
                         + i32::from(in_check);
-                    let h = self.histories(ply).score(piece, m.to().to_usize());
+                    let h = self.history[piece.to_usize()][m.to().to_usize()];
                     r -= h / (HISTORY_MAX / 2);
                     r = r.clamp(0, (new_depth - 1).max(0));
                 }
@@ -718,9 +684,9 @@ impl Searcher {
                         // them, and lower those tried before.
                         if !tactical {
                             let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
-                            self.update_history(pos, m, bonus, ply);
+                            self.update_history(pos, m, bonus);
                             for &q in quiets_tried.iter() {
-                                self.update_history(pos, q, -bonus, ply);
+                                self.update_history(pos, q, -bonus);
                             }
                             if self.killers[ply][0] != Some(m) {
                                 self.killers[ply][1] = self.killers[ply][0];
@@ -822,7 +788,7 @@ impl Searcher {
         let mut picker = MovePicker::quiescence(pos, hit.and_then(|h| h.mv));
         let tt_move = picker.tt_move();
         let mut moves_seen = 0;
-        while let Some(m) = picker.next(pos, &self.histories(ply)) {
+        while let Some(m) = picker.next(pos, &self.history) {
             moves_seen += 1;
             // Delta pruning: even winning the piece would not reach alpha.
             if !in_check && m.promotion_role().is_none() {
