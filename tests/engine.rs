@@ -3,7 +3,7 @@
 //! `--features stockfish`, Debian's Stockfish driven by kibitz giving the
 //! same labels as a direct python-chess run of the same engine.
 
-use std::{path::Path, process::Command};
+use std::path::Path;
 
 use serde_json::Value;
 
@@ -273,7 +273,7 @@ fn an_option_the_engine_lacks_is_refused() {
 /// ../shared/data.
 #[cfg(feature = "stockfish")]
 mod stockfish {
-    use std::collections::BTreeMap;
+    use std::{collections::BTreeMap, process::Command};
 
     use super::*;
     use crate::util::shared;

@@ -12,11 +12,7 @@
 //! on more than 10,000 positions: every piece value, every bucket's parts
 //! and the evaluation, character for character.
 
-use std::{
-    path::{Path, PathBuf},
-    process::Command,
-    sync::Arc,
-};
+use std::sync::Arc;
 
 use kibitz::{
     Move, Position,
@@ -179,7 +175,8 @@ mod stockfish {
     use std::{
         collections::HashSet,
         io::{BufRead, BufReader, Write},
-        process::Stdio,
+        path::{Path, PathBuf},
+        process::{Command, Stdio},
     };
 
     use kibitz::{
