@@ -222,6 +222,21 @@ mod stockfish {
         eprintln!("Stockfish's net: {standard} + {chess960} moves, accumulators equal after each");
     }
 
+    /// The bench node count at depth 8 with Stockfish 15.1's net: a
+    /// signature of the search with the net, as the hand-written one has
+    /// its own in the search tests. Every SIMD path computes the same
+    /// integers, so the portable build reaches the same count. Any change
+    /// to the search or the evaluation changes it; update it deliberately.
+    const NET_BENCH_SIGNATURE_DEPTH_8: u64 = 226_331;
+
+    #[test]
+    fn eval_bench_signature_with_stockfish_net() {
+        let result = kibitz::search::bench::run(8, 16, Some(real_net()), |_, _, _| {})
+            .expect("a 16 MiB table");
+        assert_eq!(result.positions, 52);
+        assert_eq!(result.nodes, NET_BENCH_SIGNATURE_DEPTH_8);
+    }
+
     /// Positions from every kind of source: games (Lichess, TCEC, Chess960),
     /// test suites, the 960 start positions, random playouts. Not in check
     /// (Stockfish's `eval` prints no evaluation there), no duplicates.
