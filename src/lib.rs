@@ -22,11 +22,11 @@
 #![warn(missing_docs)]
 
 pub mod chess;
-pub mod cli;
 pub mod io;
 pub mod nnue;
 pub mod pipeline;
 pub mod record;
+pub mod score;
 pub mod search;
 
 pub use chess::{

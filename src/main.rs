@@ -1,7 +1,11 @@
-//! The `kibitz` command: a thin layer over the library (see `kibitz::cli`).
+//! The `kibitz` command. The command line (flags, validation, progress
+//! bars, summaries) lives here, in the binary; the library `kibitz` does
+//! the work and knows nothing of flags.
 
 use std::process::ExitCode;
 
+mod cli;
+
 fn main() -> ExitCode {
-    kibitz::cli::main()
+    cli::main()
 }

@@ -377,7 +377,7 @@ fn pgn_eval_labels_and_epd_input() {
     ]);
     assert_eq!(v["searched"], 0);
     let (_, games) = read_all(&out).unwrap();
-    let labels = games[0].labels().unwrap();
+    let labels = games[0].labels();
     // Plies 1 to 5 carry the evals of the moves that reached them, from the
     // side to move; ply 0 and ply 6 (no comment) have none, ply 7 is mate.
     let got: Vec<(u16, i16, u8)> = labels.iter().map(|l| (l.ply, l.score, l.best)).collect();
@@ -397,7 +397,7 @@ fn pgn_eval_labels_and_epd_input() {
     let (_, games) = read_all(&out).unwrap();
     let first = &games[0];
     assert!(first.moves.is_empty());
-    assert_eq!(first.labels().unwrap()[0].score, kibitz::search::mate_in(1) as i16);
+    assert_eq!(first.labels()[0].score, kibitz::search::mate_in(1) as i16);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::{
     path::PathBuf,
     process::ExitCode,
     sync::{
-        Arc, Mutex,
+        Arc,
         atomic::{AtomicBool, Ordering},
     },
     time::Instant,
@@ -15,18 +15,21 @@ use std::{
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
-use crate::{
-    cli::replay::{FormatArg, RejectReport, default_threads, input_bytes, progress_bar},
-    io::source::{ChunkConfig, Format, display_name},
+use crate::cli::replay::{FormatArg, RejectReport, default_threads, input_bytes, progress_bar};
+use kibitz::{
+    io::source::Format,
     pipeline::{
-        annotate::{AnnotateStats, BlockBuilder, Labeller, SearchLabeller, Worker, input_infos},
-        engine::{EngineConfig, EngineLabeller},
+        annotate::AnnotateStats,
+        annotation::{
+            AnnotateError, AnnotateReport, AnnotateSink, Annotation, LabelWith, OutputMode,
+            Settings,
+        },
+        engine::EngineConfig,
         replay::Rejected,
-        run::{self, Event, PipelineConfig},
     },
     record::{
-        file::KbzWriter,
-        format::{BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+        file::RecordError,
+        format::{BLOCK_GAMES, BLOCK_LABELS, Header},
     },
 };
 
@@ -183,9 +186,73 @@ fn cpu_seconds() -> (f64, f64) {
     (get(libc::RUSAGE_SELF), get(libc::RUSAGE_CHILDREN))
 }
 
+/// The command line's sink: a progress bar, unreadable inputs on standard
+/// error, rejected games on standard error and in the `--errors` file.
+struct CliSink {
+    bar: indicatif::ProgressBar,
+    rejects: Option<RejectReport>,
+    quiet: bool,
+    start: Instant,
+}
+
+fn io_error(e: anyhow::Error) -> std::io::Error {
+    std::io::Error::other(format!("{e:#}"))
+}
+
+impl AnnotateSink for CliSink {
+    fn resumed(&mut self, from_game: u64, labels_kept: u64, dropped: Option<&RecordError>) {
+        if let Some(e) = dropped {
+            eprintln!("kibitz: dropped what followed the last complete block ({e})");
+        }
+        if !self.quiet {
+            eprintln!("kibitz: resuming after game {from_game} ({labels_kept} labels kept)");
+        }
+    }
+
+    fn start(&mut self, resume_from: u64) -> std::io::Result<()> {
+        // A resumed run keeps the rejections it reported before the
+        // resume point.
+        self.rejects.as_mut().map_or(Ok(()), |r| r.start(resume_from).map_err(io_error))
+    }
+
+    fn progress(&mut self, bytes: u64, stats: &AnnotateStats, labels: u64) {
+        self.bar.set_position(bytes);
+        let secs = self.start.elapsed().as_secs_f64().max(1e-9);
+        self.bar.set_message(format!(
+            "{} games, {labels} positions, {:.0} positions/s",
+            stats.games,
+            stats.searched as f64 / secs
+        ));
+    }
+
+    fn input_error(&mut self, file: &str, offset: Option<u64>, message: &str) {
+        let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+        self.bar.suspend(|| eprintln!("kibitz: {file}{at}: {message}"));
+    }
+
+    fn rejected(
+        &mut self,
+        file: &str,
+        game_in_file: u64,
+        game: u64,
+        rejected: &Rejected,
+    ) -> std::io::Result<()> {
+        match self.rejects.as_mut() {
+            Some(r) => r.add(&self.bar, file, game_in_file, game, rejected).map_err(|e| {
+                std::io::Error::new(e.kind(), format!("writing the --errors file: {e}"))
+            }),
+            None => Ok(()),
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        self.bar.finish_and_clear();
+        self.rejects.take().map_or(Ok(()), |r| r.finish().map_err(io_error))
+    }
+}
+
 /// Runs `kibitz annotate`.
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
-    super::refuse_output_over_input(&args.output, &args.inputs)?;
     if let Some(errors) = &args.errors {
         super::refuse_output_over_input(errors, &args.inputs)
             .with_context(|| format!("--errors {}", errors.display()))?;
@@ -193,7 +260,6 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             bail!("--errors {} is the output file", errors.display());
         }
     }
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
     if !(0.0..=1.0).contains(&args.sample) {
         bail!("--sample must be between 0 and 1");
     }
@@ -205,12 +271,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         (Some(_), LabelArg::PgnEval) => {
             bail!("--engine labels by searching: it cannot be used with --label pgn-eval")
         }
-        (Some(_), _) => LabelSource::Engine,
-        (None, LabelArg::Search) => LabelSource::Search,
-        (None, LabelArg::PgnEval) => LabelSource::PgnEval,
-    };
-    let engine_config = match &args.engine {
-        Some(path) => Some(EngineConfig::new(
+        (Some(path), _) => LabelWith::Engine(EngineConfig::new(
             path.clone(),
             &args.engine_options,
             args.depth,
@@ -218,95 +279,52 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             args.hash,
             args.engine_timeout,
         )?),
-        None => None,
+        // The net is the built-in search's: read once, shared by every worker.
+        (None, LabelArg::Search) => LabelWith::Search(args.net.load()?),
+        (None, LabelArg::PgnEval) => LabelWith::PgnEval,
     };
-    // The engine's identity goes into the header, so probe it once.
-    let engine_id = match &engine_config {
-        Some(c) => c.describe().context("starting the engine")?,
-        None => String::new(),
-    };
-    let searching = label != LabelSource::PgnEval;
-    // The net is the built-in search's: read once, shared by every worker.
-    let net = if label == LabelSource::Search { args.net.load()? } else { None };
-    if label != LabelSource::Search
+    if !matches!(label, LabelWith::Search(_))
         && let Some(path) = &args.net.net
         && !args.quiet
     {
         eprintln!("kibitz: the net {} is not used: labels come from elsewhere", path.display());
     }
-    // Each worker owns a searcher with its own table. They are all
-    // allocated here, before the pipeline starts: a `--hash` the machine
-    // cannot give once per thread is a clear error, not a worker's panic
-    // after output has begun. With PGN evals nothing is searched, so the
-    // (unused) searchers get the smallest table.
-    let searchers = match label {
-        LabelSource::Engine => Vec::new(),
-        LabelSource::Search | LabelSource::PgnEval => {
-            let hash = if label == LabelSource::Search { args.hash as usize } else { 1 };
-            let nodes = args.nodes.unwrap_or(0);
-            (0..threads)
-                .map(|_| SearchLabeller::try_new(args.depth, nodes, hash, net.clone()))
-                .collect::<Result<Vec<_>, String>>()
-                .map_err(|e| anyhow!("{e} for each of {threads} worker threads"))?
-        }
-    };
-    let searchers = Mutex::new(searchers);
-    let options = Options {
+    let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let settings = Settings {
         label,
-        depth: if searching && args.nodes.is_none() { args.depth } else { 0 },
-        nodes: if searching { args.nodes.unwrap_or(0) } else { 0 },
-        hash_mib: if searching { args.hash } else { 0 },
+        format: args.format.map(Format::from),
+        threads,
+        depth: args.depth,
+        nodes: args.nodes.unwrap_or(0),
+        hash_mib: args.hash,
         skip_plies: args.skip_plies,
         skip_check: args.skip_check,
         skip_captures: args.skip_captures,
-        sample_ppm: (args.sample * 1e6).round() as u32,
+        sample: args.sample,
         seed: args.seed,
         dedup: args.dedup,
         max_games: args.max_games.unwrap_or(0),
         max_positions: args.max_positions.unwrap_or(0),
         max_bytes: args.max_bytes.unwrap_or(0),
         shard,
-        engine: engine_id,
         block_games: args.block_games,
         block_labels: args.block_labels,
-        net: net.as_ref().map_or(String::new(), |n| n.info().name.clone()),
-        net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
     };
-    let header = Header {
-        magic: MAGIC,
-        version: FORMAT_VERSION,
-        kibitz_version: env!("CARGO_PKG_VERSION").to_string(),
-        options: options.clone(),
-        inputs: input_infos(&args.inputs),
+    let mode = match (args.resume, args.force) {
+        (true, _) => OutputMode::Resume,
+        (false, true) => OutputMode::Replace,
+        (false, false) => OutputMode::Create,
     };
-
-    // Duplicates are dropped here, except in a shard: `merge` drops them,
-    // so that the merged shards equal one unsharded run.
-    let mut builder = BlockBuilder::new(&options, args.dedup && shard.1 <= 1);
+    let job =
+        Annotation::new(args.inputs.clone(), args.output.clone(), mode, settings).map_err(|e| {
+            match e {
+                AnnotateError::Table { .. } | AnnotateError::OutputIsInput { .. } => anyhow!("{e}"),
+                e => anyhow::Error::new(e),
+            }
+        })?;
     // Opened before the output, so that a path that cannot be written fails
-    // before anything is; started once the resume point is known.
-    let mut rejects = RejectReport::open(args.errors.as_ref())?;
-    let mut resume_from = 0;
-    let mut writer = if args.resume && args.output.exists() {
-        let (writer, blocks, dropped) = KbzWriter::resume(&args.output, &header)?;
-        if let Some(e) = dropped {
-            eprintln!("kibitz: dropped what followed the last complete block ({e})");
-        }
-        resume_from = blocks.last().map_or(0, |g| g.index + 1);
-        builder.restore(&blocks);
-        if !args.quiet {
-            eprintln!(
-                "kibitz: resuming after game {resume_from} ({} labels kept)",
-                builder.labels_written
-            );
-        }
-        writer
-    } else {
-        KbzWriter::create(&args.output, &header, args.force)?
-    };
-
-    // A resumed run keeps the rejections it reported before the resume point.
-    rejects.start(resume_from)?;
+    // before anything is.
+    let rejects = Some(RejectReport::open(args.errors.as_ref())?);
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
@@ -318,186 +336,45 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             }
         });
     }
-
-    let names: std::sync::Arc<[String]> =
-        args.inputs.iter().map(|p| display_name(p)).collect::<Vec<_>>().into();
-    let config = PipelineConfig {
-        inputs: args.inputs.clone(),
-        format: args.format.map(Format::from),
-        threads,
-        // Searching costs far more than reading: small chunks (a few games)
-        // keep every thread busy even on a small input.
-        chunk: ChunkConfig {
-            frame_window: threads.max(2),
-            target: if searching { 4 << 10 } else { 256 << 10 },
-            max_text: args.max_bytes.unwrap_or(u64::MAX),
-            ..ChunkConfig::default()
-        },
-        count_games: true,
-    };
-    // Each input's first game's index in the whole input, for game numbers
-    // within the file.
-    let mut file_first_game = vec![0u64; args.inputs.len()];
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
-    let start = Instant::now();
-    let mut stats = AnnotateStats::default();
-    let mut failure: Option<anyhow::Error> = None;
-    let mut errors_failure: Option<anyhow::Error> = None;
-    let mut gave_up: Option<String> = None;
-    let mut done_bytes = 0u64;
-    let mut input_errors = 0u64;
-    let mut dropped = 0u64;
-    let max_games = options.max_games;
-
-    // `run` calls this once per worker thread, and there is a searcher
-    // for each.
-    let make_labeller = || -> Box<dyn Labeller> {
-        match &engine_config {
-            Some(c) => Box::new(EngineLabeller::new(c.clone())),
-            None => Box::new(
-                searchers
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .pop()
-                    .expect("a searcher per worker"),
-            ),
-        }
-    };
-    run::run(
-        &config,
-        || {
-            Worker::new(make_labeller(), options.clone(), resume_from, names.clone())
-                .cancel_on(interrupted.clone())
-        },
-        |worker, chunk| worker.chunk(chunk),
-        |event| {
-            if interrupted.load(Ordering::SeqCst) {
-                return false;
-            }
-            match event {
-                Event::Chunk { input_pos, result, .. } => {
-                    // A broken engine: stop before this chunk; what came
-                    // before is written and --resume goes on from there.
-                    if result.cancelled {
-                        return false;
-                    }
-                    if let Some(why) = result.gave_up {
-                        gave_up = Some(why);
-                        return false;
-                    }
-                    stats.add(&result.stats);
-                    // When --max-positions fills up inside this chunk, the
-                    // games after the one that filled it are not written:
-                    // their rejections are not reported either. (A resumed
-                    // file can be full before its first chunk: then nothing
-                    // of the chunk is written.)
-                    let mut written_below = if builder.full { 0 } else { u64::MAX };
-                    let records = result.records.len() as u64;
-                    let mut pushed = 0;
-                    for a in result.records {
-                        if builder.full {
-                            break;
-                        }
-                        pushed += 1;
-                        let index = a.record.index;
-                        if let Some(block) = builder.push(a, &mut dropped)
-                            && let Err(e) = writer.write_block(&block)
-                        {
-                            failure = Some(e.into());
-                            return false;
-                        }
-                        if builder.full {
-                            written_below = index + 1;
-                        }
-                    }
-                    let written = |r: &&Rejected| r.local_game < written_below;
-                    // The summary counts the games and rejections the file
-                    // holds (the work counts, positions searched and nodes,
-                    // include what was searched past the limit).
-                    stats.games -= records - pushed;
-                    stats.rejected -= result.rejected.iter().filter(|r| !written(r)).count() as u64;
-                    for r in result.rejected.iter().filter(written) {
-                        // Games are counted in input order, so a file's
-                        // first game is never after one of its games.
-                        let first = file_first_game[r.file];
-                        let game = r.local_game.checked_sub(first).unwrap_or(r.local_game) + 1;
-                        let name = display_name(&args.inputs[r.file]);
-                        if let Err(e) = rejects.add(&bar, &name, game, r.local_game, r) {
-                            errors_failure =
-                                Some(anyhow::Error::new(e).context("writing the --errors file"));
-                            return false;
-                        }
-                    }
-                    bar.set_position(done_bytes + input_pos);
-                    let secs = start.elapsed().as_secs_f64().max(1e-9);
-                    bar.set_message(format!(
-                        "{} games, {} positions, {:.0} positions/s",
-                        stats.games,
-                        builder.labels_written,
-                        stats.searched as f64 / secs
-                    ));
-                    // `games_read` counts from the input's first game, the
-                    // games skipped on resuming included.
-                    if builder.full || (max_games > 0 && stats.games_read >= max_games) {
-                        return false;
-                    }
-                }
-                Event::Error { file, offset, message } => {
-                    input_errors += 1;
-                    let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
-                    bar.suspend(|| {
-                        eprintln!("kibitz: {}{at}: {message}", display_name(&args.inputs[file]))
-                    });
-                }
-                Event::End { bytes_in, .. } => {
-                    done_bytes += bytes_in;
-                    bar.set_position(done_bytes);
-                }
-                Event::Start { file, .. } => file_first_game[file] = stats.games_read,
-            }
-            true
-        },
-    );
-    bar.finish_and_clear();
-    let errors_finished = rejects.finish();
-    if let Some(e) = failure {
-        return Err(e.context(format!("writing {}", args.output.display())));
-    }
-    // The --errors file failed: the output is closed as an interrupted run's
-    // (complete blocks, no end marker), so --resume can finish it.
-    let errors_failure = errors_failure.or_else(|| errors_finished.err());
-    let was_interrupted =
-        interrupted.load(Ordering::SeqCst) || gave_up.is_some() || errors_failure.is_some();
-    if !was_interrupted && let Some(block) = builder.take() {
-        writer.write_block(&block).with_context(|| format!("writing {}", args.output.display()))?;
-    }
-    let bytes_written =
-        if was_interrupted { writer.close_incomplete()? } else { writer.finish()? };
-    if let Some(e) = errors_failure {
-        let output = args.output.display();
-        return Err(
-            e.context(format!("{output} keeps its complete blocks: continue with --resume"))
-        );
-    }
-    stats.skipped_duplicate += dropped;
-    stats.labelled = builder.labels_written;
-    let seconds = start.elapsed().as_secs_f64();
+    let mut sink = CliSink { bar, rejects, quiet: args.quiet, start: Instant::now() };
+    let report = job.run(&mut sink, &interrupted).map_err(|e| match e {
+        AnnotateError::Sink { source, output } => anyhow::Error::new(source).context(format!(
+            "{} keeps its complete blocks: continue with --resume",
+            output.display()
+        )),
+        e => anyhow::Error::new(e),
+    })?;
     // The workers are gone, so every engine has quit and been reaped.
-    let cpu = cpu_seconds();
+    print_summary(&args, &report, cpu_seconds())
+}
+
+/// Prints the summary of a run and chooses the exit code.
+fn print_summary(
+    args: &AnnotateArgs,
+    report: &AnnotateReport,
+    cpu: (f64, f64),
+) -> Result<ExitCode> {
+    let stats = &report.stats;
+    let (seconds, threads, bytes_written) = (report.seconds, report.threads, report.bytes_written);
+    let gave_up = report
+        .gave_up
+        .as_ref()
+        .map(|why| format!("{why}; fix the engine and continue with --resume"));
     let summary = Summary {
         output: args.output.display().to_string(),
-        header: &header,
-        stats: &stats,
+        header: &report.header,
+        stats,
         bytes_written,
         bytes_per_position: bytes_written as f64 / stats.labelled.max(1) as f64,
         seconds,
         positions_per_second: stats.searched as f64 / seconds.max(1e-9),
         threads,
-        interrupted: was_interrupted,
-        resumed_from_game: resume_from,
+        interrupted: report.interrupted,
+        resumed_from_game: report.resumed_from_game,
         cpu_seconds: cpu.0,
         engine_cpu_seconds: cpu.1,
-        input_errors,
+        input_errors: report.input_errors,
         engine_gave_up: gave_up.clone(),
     };
     let mut out = super::stdout();
@@ -559,7 +436,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                 100.0 * cpu.0 / total
             )?;
         }
-        if was_interrupted {
+        if report.interrupted {
             writeln!(
                 out,
                 "interrupted: the file ends at its last complete block; continue with --resume"
@@ -574,9 +451,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     // 1: an input could not be read whole, or the engine failed on some
     // positions (the file holds everything that could be read and labelled,
     // and is complete and valid; the summary says what is missing).
-    Ok(if was_interrupted {
+    Ok(if report.interrupted {
         ExitCode::from(130)
-    } else if input_errors > 0 || stats.failed > 0 {
+    } else if report.input_errors > 0 || stats.failed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

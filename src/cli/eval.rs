@@ -12,7 +12,7 @@ use std::{
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::{
+use kibitz::{
     Color, FenOptions, Position,
     nnue::{NnueEval, to_centipawns},
     search::eval::{EvalTables, evaluate},
@@ -43,10 +43,10 @@ pub struct NetArgs {
 
 impl NetArgs {
     /// The net, read and checked, if one was asked for.
-    pub fn load(&self) -> Result<Option<Arc<crate::nnue::Network>>> {
+    pub fn load(&self) -> Result<Option<Arc<kibitz::nnue::Network>>> {
         match &self.net {
             None => Ok(None),
-            Some(path) => Ok(Some(Arc::new(crate::nnue::Network::load(path)?))),
+            Some(path) => Ok(Some(Arc::new(kibitz::nnue::Network::load(path)?))),
         }
     }
 }
@@ -91,7 +91,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             if fen.is_empty() {
                 continue;
             }
-            let pos = crate::io::epd::EpdLine::parse(fen.as_bytes())
+            let pos = kibitz::io::epd::EpdLine::parse(fen.as_bytes())
                 .and_then(Result::ok)
                 .and_then(|l| l.position().ok())
                 .or_else(|| Position::from_fen_with(fen.as_bytes(), options).ok())

@@ -73,16 +73,7 @@ pub(crate) fn refuse_output_over_input(output: &Path, inputs: &[PathBuf]) -> any
     Ok(())
 }
 
-/// Whether `a` and `b` name the same file: the same device and inode when
-/// both exist, otherwise the same absolute path.
-pub(crate) fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    if let (Ok(ma), Ok(mb)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-        use std::os::unix::fs::MetadataExt;
-        return ma.dev() == mb.dev() && ma.ino() == mb.ino();
-    }
-    std::path::absolute(a).ok() == std::path::absolute(b).ok()
-}
+pub(crate) use kibitz::io::same_file;
 
 /// Standard output, for the commands' results. A write that finds the reader
 /// gone (`kibitz export ... | head`) fails with a broken pipe that carries

@@ -5,7 +5,7 @@ use std::{io::Write, path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::{
+use kibitz::{
     FenOptions, Position,
     chess::{perft, position::CastlingMode},
 };

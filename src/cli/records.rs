@@ -12,7 +12,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use crate::{
+use kibitz::{
     pipeline::annotate::same_run_but_shard,
     record::{
         chain::walk,
@@ -51,9 +51,9 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
                     first_game.get_or_insert(g.index);
                     last_game = Some(g.index);
                     moves += g.moves.len() as u64;
-                    let decoded = g.labels().unwrap_or_default();
+                    let decoded = g.labels();
                     labels += decoded.len() as u64;
-                    for l in &decoded {
+                    for l in decoded {
                         if is_mate(l.score) {
                             mates += 1;
                         } else {
@@ -113,7 +113,7 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
             if o.engine.is_empty() { String::new() } else { format!(", engine {}", o.engine) }
         )?;
         match (o.label, o.net.is_empty()) {
-            (crate::record::format::LabelSource::Search, true) => {
+            (kibitz::record::format::LabelSource::Search, true) => {
                 writeln!(out, "eval      hand-written")?
             }
             (_, false) => writeln!(out, "eval      NNUE {} (sha256 {})", o.net, o.net_sha256)?,
@@ -177,13 +177,43 @@ fn end_of_reading(reader: &KbzReader, corrupt: Option<RecordError>) -> ExitCode 
 }
 
 /// Arguments of `kibitz export`.
+/// `--format` of `export`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormatArg {
+    /// Annotated PGN.
+    Pgn,
+    /// Stockfish's `.plain` text.
+    Plain,
+    /// EPD with `ce`/`dm`, `bm`, `acd`.
+    Epd,
+    /// JSON lines.
+    Jsonl,
+    /// bullet's 32-byte ChessBoard.
+    Bullet,
+    /// Stockfish's binpack.
+    Binpack,
+}
+
+impl From<ExportFormatArg> for ExportFormat {
+    fn from(f: ExportFormatArg) -> ExportFormat {
+        match f {
+            ExportFormatArg::Pgn => ExportFormat::Pgn,
+            ExportFormatArg::Plain => ExportFormat::Plain,
+            ExportFormatArg::Epd => ExportFormat::Epd,
+            ExportFormatArg::Jsonl => ExportFormat::Jsonl,
+            ExportFormatArg::Bullet => ExportFormat::Bullet,
+            ExportFormatArg::Binpack => ExportFormat::Binpack,
+        }
+    }
+}
+
 #[derive(Args, Debug)]
 pub struct ExportArgs {
     /// A `.kbz` file.
     file: PathBuf,
     /// The format to write.
     #[arg(long, value_enum)]
-    format: ExportFormat,
+    format: ExportFormatArg,
     /// Write here (default: standard output).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
@@ -202,7 +232,7 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
         )),
         None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
     };
-    let mut exporter = Exporter::new(args.format, out)?;
+    let mut exporter = Exporter::new(args.format.into(), out)?;
     let mut corrupt = None;
     while let Some(next) = reader.next_block() {
         match next {
@@ -271,7 +301,7 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     let mut header = first.clone();
     header.options.shard = (0, 1);
     // Written in the current layout, whatever version the shards were.
-    header.version = crate::record::format::FORMAT_VERSION;
+    header.version = kibitz::record::format::FORMAT_VERSION;
     let writer = KbzWriter::create(&args.output, &header, args.force)?;
     // A merge that fails leaves nothing behind: it is cheap to run again,
     // and a partial merge must not be mistaken for the run's output.
@@ -287,7 +317,7 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
 fn merge_into(
     args: &MergeArgs,
     readers: &mut [KbzReader],
-    header: &crate::record::format::Header,
+    header: &kibitz::record::format::Header,
     mut writer: KbzWriter,
 ) -> Result<()> {
     // A k-way merge by game index; each shard is in index order.
@@ -323,8 +353,8 @@ fn merge_into(
             .map_err(|e| anyhow::anyhow!("{e}"))?;
             let kept: Vec<_> = game
                 .labels()
-                .map_err(|e| anyhow::anyhow!(e))?
-                .into_iter()
+                .iter()
+                .copied()
                 .zip(keys)
                 .filter(|&(_, k)| seen.insert(k))
                 .map(|(l, _)| l)

@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::{
+use kibitz::{
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
         replay::{Rejected, ReplayOptions, Replayer, Verify},
@@ -33,8 +33,8 @@ pub struct ReplayArgs {
     #[arg(long, short = 'j')]
     threads: Option<usize>,
     /// What to check after every move.
-    #[arg(long, value_enum, default_value_t = Verify::Keys)]
-    verify: Verify,
+    #[arg(long, value_enum, default_value_t = VerifyArg::Keys)]
+    verify: VerifyArg,
     /// Read the inputs as this format instead of sniffing it.
     #[arg(long, value_enum)]
     format: Option<FormatArg>,
@@ -58,6 +58,28 @@ pub struct ReplayArgs {
     /// No progress bar.
     #[arg(long, short = 'q')]
     quiet: bool,
+}
+
+/// `--verify`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+pub enum VerifyArg {
+    /// Replay only.
+    None,
+    /// After every move, every incremental field equals its from-scratch
+    /// value.
+    Keys,
+    /// Keys, and each game unwound to its start must equal the start.
+    Undo,
+}
+
+impl From<VerifyArg> for Verify {
+    fn from(v: VerifyArg) -> Verify {
+        match v {
+            VerifyArg::None => Verify::None,
+            VerifyArg::Keys => Verify::Keys,
+            VerifyArg::Undo => Verify::Undo,
+        }
+    }
 }
 
 /// `--format`.
@@ -278,7 +300,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         count_games: false,
     };
     let options =
-        ReplayOptions { verify: args.verify, keys: args.keys.is_some(), annotations: false };
+        ReplayOptions { verify: args.verify.into(), keys: args.keys.is_some(), annotations: false };
     let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
     let mut rejects = RejectReport::open(args.errors.as_ref())?;
     rejects.start(0)?;

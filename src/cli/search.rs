@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::eval::NetArgs;
-use crate::{
+use kibitz::{
     FenOptions, Position,
     search::{Info, Limits, ScoreKind, Searcher, bench},
 };
@@ -36,7 +36,7 @@ pub struct SearchArgs {
 pub fn info_line(chess960: bool, info: &Info) -> String {
     let secs = info.elapsed.as_secs_f64().max(1e-9);
     let pv: Vec<String> =
-        info.pv.iter().map(|&m| crate::chess::uci::move_to_uci(m, chess960)).collect();
+        info.pv.iter().map(|&m| kibitz::chess::uci::move_to_uci(m, chess960)).collect();
     format!(
         "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
         info.depth,

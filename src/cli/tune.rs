@@ -7,7 +7,7 @@ use std::{path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use crate::search::tune;
+use kibitz::search::tune;
 
 /// Arguments of `kibitz tune`.
 #[derive(Args, Debug)]

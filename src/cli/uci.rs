@@ -22,9 +22,9 @@ use std::{
 
 use anyhow::Result;
 
-use crate::{
+use crate::cli::search::info_line;
+use kibitz::{
     CastlingMode, FenOptions, Position,
-    cli::search::info_line,
     nnue::Network,
     search::{Limits, Searcher},
 };
@@ -171,7 +171,7 @@ impl Engine {
             limits.deadline = Some(now + Duration::from_millis(ms));
             limits.soft_deadline = limits.deadline;
         }
-        let us_white = self.position.side_to_move() == crate::Color::White;
+        let us_white = self.position.side_to_move() == kibitz::Color::White;
         let (time, inc) = if us_white {
             (value("wtime"), value("winc"))
         } else {

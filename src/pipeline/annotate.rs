@@ -60,15 +60,64 @@ pub trait Labeller {
         pos: &mut Position,
         ctx: &LabelContext<'_>,
     ) -> Option<(i32, Option<Move>, u8, u64)>;
-    /// Problems met (failures to label), as messages, drained by the caller.
-    fn take_failures(&mut self) -> Vec<String> {
+    /// Problems met (positions it failed to label), drained by the caller.
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
         Vec::new()
     }
     /// Why the labeller cannot go on (an engine that fails position after
     /// position), if so: the run must stop.
-    fn gave_up(&self) -> Option<String> {
+    fn gave_up(&self) -> Option<Cause> {
         None
     }
+}
+
+/// The error behind a failure, shared (failures are counted, copied into
+/// summaries and printed).
+pub type Cause = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
+/// A position a labeller could not label.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("ply {ply}: {cause}")]
+pub struct LabelFailure {
+    /// The position's ply in its game.
+    pub ply: usize,
+    /// Why.
+    pub cause: Cause,
+}
+
+/// A failure located in the input: file, game (numbered from 1) and the
+/// byte offset where the game starts. Serialized as its message.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{file}: game {game} at byte {offset}, {failure}")]
+pub struct LocatedFailure {
+    /// The input's name.
+    pub file: String,
+    /// The game, numbered from 1 across the inputs.
+    pub game: u64,
+    /// The byte offset of the game in its input.
+    pub offset: u64,
+    /// What failed.
+    pub failure: LabelFailure,
+}
+
+impl serde::Serialize for LocatedFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A labeller that gave up, where: the run must stop before this game.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{file}: game {game} at byte {offset}: {cause}")]
+pub struct GaveUp {
+    /// The input's name.
+    pub file: String,
+    /// The game, numbered from 1 across the inputs.
+    pub game: u64,
+    /// The byte offset of the game in its input.
+    pub offset: u64,
+    /// Why.
+    pub cause: Cause,
 }
 
 impl Labeller for Box<dyn Labeller> {
@@ -84,11 +133,11 @@ impl Labeller for Box<dyn Labeller> {
         (**self).label(pos, ctx)
     }
 
-    fn take_failures(&mut self) -> Vec<String> {
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
         (**self).take_failures()
     }
 
-    fn gave_up(&self) -> Option<String> {
+    fn gave_up(&self) -> Option<Cause> {
         (**self).gave_up()
     }
 }
@@ -108,7 +157,7 @@ impl SearchLabeller {
         nodes: u64,
         hash_mib: usize,
         net: Option<std::sync::Arc<crate::nnue::Network>>,
-    ) -> Result<SearchLabeller, String> {
+    ) -> Result<SearchLabeller, crate::search::tt::TableError> {
         let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
         Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits })
     }
@@ -165,7 +214,7 @@ pub struct AnnotateStats {
     /// (an engine that crashed, hung or answered nonsense twice).
     pub failed: u64,
     /// The first [`MAX_FAILURE_MESSAGES`] of those failures, located.
-    pub failures: Vec<String>,
+    pub failures: Vec<LocatedFailure>,
 }
 
 /// How many failure messages a run keeps (the count goes on).
@@ -215,7 +264,7 @@ pub struct ChunkAnnotations {
     /// Counts.
     pub stats: AnnotateStats,
     /// Set when the labeller gave up: the run must stop before this chunk.
-    pub gave_up: Option<String>,
+    pub gave_up: Option<GaveUp>,
     /// Set when the worker was cancelled part way: the chunk is incomplete
     /// and must not be written.
     pub cancelled: bool,
@@ -314,18 +363,21 @@ impl<L: Labeller> Worker<L> {
     fn collect_failures(&mut self, index: u64, out: &mut ChunkAnnotations) {
         let (file, offset) = self.at;
         let name = self.inputs.get(file).map_or("?", String::as_str);
-        for f in self.labeller.take_failures() {
+        for failure in self.labeller.take_failures() {
             out.stats.failed += 1;
             if out.stats.failures.len() < MAX_FAILURE_MESSAGES {
-                out.stats
-                    .failures
-                    .push(format!("{name}: game {} at byte {offset}, {f}", index + 1));
+                out.stats.failures.push(LocatedFailure {
+                    file: name.to_string(),
+                    game: index + 1,
+                    offset,
+                    failure,
+                });
             }
         }
         if out.gave_up.is_none()
-            && let Some(why) = self.labeller.gave_up()
+            && let Some(cause) = self.labeller.gave_up()
         {
-            out.gave_up = Some(format!("{name}: game {} at byte {offset}: {why}", index + 1));
+            out.gave_up = Some(GaveUp { file: name.to_string(), game: index + 1, offset, cause });
         }
     }
 

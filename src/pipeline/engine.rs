@@ -20,14 +20,74 @@ use std::{
     time::{Duration, Instant},
 };
 
-use anyhow::{Context, Result, bail};
 use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::{
     chess::{mv::Move, position::Position},
-    pipeline::annotate::{LabelContext, Labeller},
+    pipeline::annotate::{LabelContext, LabelFailure, Labeller},
     search::{MATE, mate_in, mated_in},
 };
+
+/// What went wrong with an engine.
+#[derive(Debug, thiserror::Error)]
+pub enum EngineError {
+    /// An option not of the form `Name=Value`.
+    #[error("engine option {0:?}: expected Name=Value")]
+    BadOption(String),
+    /// A timeout that is not a positive number of seconds.
+    #[error("the engine timeout must be a positive number of seconds, not {0}")]
+    BadTimeout(f64),
+    /// The executable could not be started.
+    #[error("cannot start {path}: {source}")]
+    Start {
+        /// The executable.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// Options the engine does not declare (it would ignore them).
+    #[error("{name} has no option {} (its options: {})", unknown.join(", "),
+        if declared.is_empty() { "none".to_string() } else { declared.join(", ") })]
+    UnknownOptions {
+        /// The engine's `id name`.
+        name: String,
+        /// The options asked for that it lacks.
+        unknown: Vec<String>,
+        /// The options it declares.
+        declared: Vec<String>,
+    },
+    /// Writing to the engine failed.
+    #[error("the engine exited or stopped reading")]
+    Write(#[source] std::io::Error),
+    /// A line of output longer than any UCI line.
+    #[error("a line of output over {0} bytes")]
+    LineTooLong(usize),
+    /// No answer in time.
+    #[error("no answer within {0:.1} s")]
+    Timeout(f64),
+    /// The engine's output ended.
+    #[error("the engine exited")]
+    Exited,
+    /// `bestmove` named no legal move.
+    #[error("bestmove {0:?} is not a legal move")]
+    IllegalBestMove(String),
+    /// `bestmove` came before any score.
+    #[error("no score before bestmove")]
+    NoScore,
+    /// A position failed with a fresh engine too.
+    #[error("the engine failed twice ({first}; then {second}): position skipped")]
+    FailedTwice {
+        /// The first failure.
+        first: Box<EngineError>,
+        /// The failure of the retry.
+        second: Box<EngineError>,
+    },
+    /// Positions failed in a row: the engine is deemed broken.
+    #[error("the engine failed {0} positions in a row (twice each): giving up")]
+    GaveUp(u32),
+}
+
+type Result<T> = std::result::Result<T, EngineError>;
 
 /// How to run the engine.
 #[derive(Clone, Debug)]
@@ -47,7 +107,8 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
-    /// A configuration from command-line pieces (`Name=Value` options).
+    /// A configuration from `Name=Value` option strings and a timeout in
+    /// seconds.
     pub fn new(
         path: PathBuf,
         options: &[String],
@@ -59,14 +120,12 @@ impl EngineConfig {
         let options = options
             .iter()
             .map(|o| {
-                let (n, v) = o
-                    .split_once('=')
-                    .with_context(|| format!("--engine-option {o}: expected Name=Value"))?;
+                let (n, v) = o.split_once('=').ok_or_else(|| EngineError::BadOption(o.clone()))?;
                 Ok((n.trim().to_string(), v.trim().to_string()))
             })
             .collect::<Result<Vec<_>>>()?;
         if !(timeout_s > 0.0 && timeout_s.is_finite()) {
-            bail!("--engine-timeout must be positive");
+            return Err(EngineError::BadTimeout(timeout_s));
         }
         Ok(EngineConfig {
             path,
@@ -88,18 +147,14 @@ impl EngineConfig {
         // UCI engines ignore options they do not have (Stockfish says so
         // on stdout, others say nothing): a misspelt option would label a
         // whole database with the wrong settings, so refuse it here.
-        let unknown: Vec<&str> = self
+        let unknown: Vec<String> = self
             .options
             .iter()
-            .map(|(n, _)| n.as_str())
+            .map(|(n, _)| n.clone())
             .filter(|n| !declared.iter().any(|d| d.eq_ignore_ascii_case(n)))
             .collect();
         if !unknown.is_empty() {
-            bail!(
-                "{name} has no option {} (its options: {})",
-                unknown.join(", "),
-                if declared.is_empty() { "none".to_string() } else { declared.join(", ") }
-            );
+            return Err(EngineError::UnknownOptions { name, unknown, declared });
         }
         let options: Vec<String> = ["Threads=1".to_string(), format!("Hash={}", self.hash)]
             .into_iter()
@@ -126,7 +181,7 @@ const MAX_LINE: usize = 1 << 16;
 struct EngineProcess {
     child: Child,
     stdin: ChildStdin,
-    lines: Receiver<Result<String, String>>,
+    lines: Receiver<Result<String>>,
     name: String,
     /// The `go` command for each position.
     go: String,
@@ -148,13 +203,14 @@ impl EngineProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .with_context(|| format!("cannot start {}", config.path.display()))?;
-        let stdin = child.stdin.take().context("engine stdin")?;
-        let stdout = child.stdout.take().context("engine stdout")?;
+            .map_err(|source| EngineError::Start { path: config.path.clone(), source })?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            unreachable!("both pipes were asked for");
+        };
         // Lines are read on a thread (so a silent engine can be timed out)
         // and capped in length (so a babbling one cannot fill memory); the
         // channel is bounded too.
-        let (tx, rx) = crossbeam_channel::bounded::<Result<String, String>>(1024);
+        let (tx, rx) = crossbeam_channel::bounded::<Result<String>>(1024);
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
             let mut line = Vec::new();
@@ -163,7 +219,7 @@ impl EngineProcess {
                 match (&mut reader).take(MAX_LINE as u64 + 1).read_until(b'\n', &mut line) {
                     Ok(0) | Err(_) => break,
                     Ok(_) if line.len() > MAX_LINE => {
-                        let _ = tx.send(Err(format!("a line of output over {MAX_LINE} bytes")));
+                        let _ = tx.send(Err(EngineError::LineTooLong(MAX_LINE)));
                         break;
                     }
                     Ok(_) => {
@@ -214,20 +270,16 @@ impl EngineProcess {
     }
 
     fn send(&mut self, line: &str) -> Result<()> {
-        writeln!(self.stdin, "{line}")
-            .and_then(|()| self.stdin.flush())
-            .context("the engine exited or stopped reading")
+        writeln!(self.stdin, "{line}").and_then(|()| self.stdin.flush()).map_err(EngineError::Write)
     }
 
     fn line(&self, deadline: Instant) -> Result<String> {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.lines.recv_timeout(left) {
             Ok(Ok(line)) => Ok(line),
-            Ok(Err(message)) => bail!("{message}"),
-            Err(RecvTimeoutError::Timeout) => {
-                bail!("no answer within {:.1} s", self.timeout.as_secs_f64())
-            }
-            Err(RecvTimeoutError::Disconnected) => bail!("the engine exited"),
+            Ok(Err(e)) => Err(e),
+            Err(RecvTimeoutError::Timeout) => Err(EngineError::Timeout(self.timeout.as_secs_f64())),
+            Err(RecvTimeoutError::Disconnected) => Err(EngineError::Exited),
         }
     }
 
@@ -308,8 +360,10 @@ impl EngineProcess {
                 Some("bestmove") => {
                     let text = words.next().unwrap_or("");
                     let best = pos.parse_uci(text).ok().filter(|m| !m.is_null());
-                    let Some(best) = best else { bail!("bestmove {text:?} is not a legal move") };
-                    let Some(score) = score else { bail!("no score before bestmove") };
+                    let Some(best) = best else {
+                        return Err(EngineError::IllegalBestMove(text.to_string()));
+                    };
+                    let Some(score) = score else { return Err(EngineError::NoScore) };
                     return Ok((score, best, depth, nodes));
                 }
                 _ => {}
@@ -323,7 +377,7 @@ pub struct EngineLabeller {
     config: EngineConfig,
     engine: Option<EngineProcess>,
     chess960: bool,
-    failures: Vec<String>,
+    failures: Vec<LabelFailure>,
     needs_new_game: bool,
     /// Positions failed in a row (reset by a success).
     failed_in_a_row: u32,
@@ -357,7 +411,7 @@ impl EngineLabeller {
             self.engine = Some(EngineProcess::start(&self.config, self.chess960)?);
             self.needs_new_game = true;
         }
-        let engine = self.engine.as_mut().context("engine")?;
+        let engine = self.engine.as_mut().expect("started above");
         if self.needs_new_game {
             engine.send("ucinewgame")?;
             engine.ready()?;
@@ -404,19 +458,19 @@ impl Labeller for EngineLabeller {
             // starts a new game: for a fixed-depth or fixed-node search
             // that gives the same answer, see docs/ENGINES.md).
             self.needs_new_game = true;
-            self.attempt(pos, ctx).map_err(|second| (first, second))
+            self.attempt(pos, ctx).map_err(|second| EngineError::FailedTwice {
+                first: first.into(),
+                second: second.into(),
+            })
         });
         match result {
             Ok((s, m, d, n)) => {
                 self.failed_in_a_row = 0;
                 Some((s, Some(m), d, n))
             }
-            Err((first, second)) => {
-                self.failures.push(format!(
-                    "ply {}: the engine failed twice ({first:#}; then {second:#}): \
-                     position skipped",
-                    ctx.ply
-                ));
+            Err(cause) => {
+                self.failures
+                    .push(LabelFailure { ply: ctx.ply, cause: std::sync::Arc::new(cause) });
                 self.needs_new_game = true;
                 self.failed_in_a_row += 1;
                 None
@@ -424,16 +478,12 @@ impl Labeller for EngineLabeller {
         }
     }
 
-    fn take_failures(&mut self) -> Vec<String> {
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
         std::mem::take(&mut self.failures)
     }
 
-    fn gave_up(&self) -> Option<String> {
-        (self.failed_in_a_row >= GIVE_UP_AFTER).then(|| {
-            format!(
-                "the engine failed {GIVE_UP_AFTER} positions in a row (twice each): \
-                 giving up; fix the engine and continue with --resume"
-            )
-        })
+    fn gave_up(&self) -> Option<crate::pipeline::annotate::Cause> {
+        (self.failed_in_a_row >= GIVE_UP_AFTER)
+            .then(|| std::sync::Arc::new(EngineError::GaveUp(GIVE_UP_AFTER)) as _)
     }
 }

@@ -2,6 +2,7 @@
 //! verification of games ([`replay`]), and run summaries ([`stats`]).
 
 pub mod annotate;
+pub mod annotation;
 pub mod engine;
 pub mod replay;
 pub mod run;

@@ -30,7 +30,7 @@ use crate::{
 };
 
 /// How much to check while replaying.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Verify {
     /// Replay only.

@@ -20,26 +20,48 @@ pub struct Step<'a> {
     pub best: Option<Move>,
 }
 
-/// Why a record cannot be walked (a corrupt or foreign file).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChainError(pub String);
+/// Why a record cannot be walked (a corrupt or foreign file); each names
+/// the game by its index in the input (from 0).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChainError {
+    /// The start position does not unpack.
+    #[error("game {game}: bad start position")]
+    BadStart {
+        /// The game's index.
+        game: u64,
+    },
+    /// A move index names no legal move.
+    #[error("game {game}: bad move index at ply {ply}")]
+    BadMove {
+        /// The game's index.
+        game: u64,
+        /// The ply of the move.
+        ply: usize,
+    },
+    /// Labels on plies past the last move.
+    #[error("game {game}: labels beyond the chain")]
+    LabelsBeyondChain {
+        /// The game's index.
+        game: u64,
+    },
+}
 
-impl std::fmt::Display for ChainError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+impl From<ChainError> for std::io::Error {
+    fn from(e: ChainError) -> std::io::Error {
+        std::io::Error::new(std::io::ErrorKind::InvalidData, e)
     }
 }
 
 /// Calls `f` for every position of the chain, start to end.
 pub fn walk(record: &GameRecord, mut f: impl FnMut(&Step<'_>)) -> Result<(), ChainError> {
-    let mut pos = PackedBoard::unpack(&record.start)
-        .ok_or_else(|| ChainError(format!("game {}: bad start position", record.index)))?;
+    let mut pos =
+        PackedBoard::unpack(&record.start).ok_or(ChainError::BadStart { game: record.index })?;
     let mut labels = record.labels.iter().peekable();
     for ply in 0..=record.moves.len() {
         let played = match record.moves.get(ply) {
-            Some(&i) => Some(move_at(&pos, i).ok_or_else(|| {
-                ChainError(format!("game {}: bad move index at ply {ply}", record.index))
-            })?),
+            Some(&i) => {
+                Some(move_at(&pos, i).ok_or(ChainError::BadMove { game: record.index, ply })?)
+            }
             None => None,
         };
         let label = labels.next_if(|l| usize::from(l.ply) == ply);
@@ -50,7 +72,7 @@ pub fn walk(record: &GameRecord, mut f: impl FnMut(&Step<'_>)) -> Result<(), Cha
         }
     }
     if labels.next().is_some() {
-        return Err(ChainError(format!("game {}: labels beyond the chain", record.index)));
+        return Err(ChainError::LabelsBeyondChain { game: record.index });
     }
     Ok(())
 }

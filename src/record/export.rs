@@ -23,11 +23,11 @@ use crate::{
         chain::{ChainError, Step, walk},
         format::{GameRecord, ROSTER},
     },
-    search::ScoreKind,
+    score::ScoreKind,
 };
 
 /// Export formats.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum ExportFormat {
     /// Annotated PGN.
     Pgn,
@@ -125,7 +125,7 @@ impl<W: Write> Exporter<W> {
             ExportFormat::Binpack => self.binpack(record),
             _ => self.positions(record),
         };
-        result.map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.0))?;
+        result?;
         if let Sink::Bytes(out) = &mut self.sink {
             out.write_all(self.text.as_bytes())?;
         }
@@ -143,7 +143,7 @@ impl<W: Write> Exporter<W> {
         }
     }
 
-    fn pgn(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+    fn pgn(&mut self, record: &GameRecord) -> std::io::Result<()> {
         let t = &mut self.text;
         for (name, value) in ROSTER.iter().zip(&record.tags) {
             let value = if *name == "Result" && value.is_empty() {
@@ -158,7 +158,7 @@ impl<W: Write> Exporter<W> {
             );
         }
         let start = crate::record::format::PackedBoard::unpack(&record.start)
-            .ok_or_else(|| ChainError(format!("game {}: bad start position", record.index)))?;
+            .ok_or(ChainError::BadStart { game: record.index })?;
         if start.is_chess960() {
             let _ = writeln!(t, "[Variant \"Chess960\"]");
         }
@@ -228,7 +228,7 @@ impl<W: Write> Exporter<W> {
         Ok(())
     }
 
-    fn positions(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+    fn positions(&mut self, record: &GameRecord) -> std::io::Result<()> {
         let format = self.format;
         let text = &mut self.text;
         let stats = &mut self.stats;
@@ -330,14 +330,13 @@ impl<W: Write> Exporter<W> {
                     <bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(
                         &bullet,
                     ),
-                )
-                .map_err(|e| ChainError(e.to_string()))?;
+                )?;
             }
         }
         Ok(())
     }
 
-    fn binpack(&mut self, record: &GameRecord) -> Result<(), ChainError> {
+    fn binpack(&mut self, record: &GameRecord) -> std::io::Result<()> {
         let Sink::Binpack(writer) = &mut self.sink else { return Ok(()) };
         let stats = &mut self.stats;
         let mut failure = None;
@@ -366,10 +365,10 @@ impl<W: Write> Exporter<W> {
             };
             match writer.write_entry(&entry) {
                 Ok(()) => stats.written += 1,
-                Err(e) => failure = Some(ChainError(e.to_string())),
+                Err(e) => failure = Some(e),
             }
         })?;
-        failure.map_or(Ok(()), Err)
+        failure.map_or(Ok(()), |e| Err(std::io::Error::other(e.to_string())))
     }
 }
 
@@ -449,7 +448,7 @@ fn wrap(text: &str, width: usize) -> String {
 mod tests {
     use super::lichess_eval;
     use crate::chess::types::Color;
-    use crate::search::search::MATE;
+    use crate::score::MATE;
 
     fn score(s: i32) -> i16 {
         i16::try_from(s).unwrap()

@@ -118,18 +118,40 @@ pub fn encode_frame<T: bincode::Encode>(value: &T) -> io::Result<Vec<u8>> {
     compressor.compress(&raw)
 }
 
+/// A frame that does not decode.
+#[derive(Debug, thiserror::Error)]
+pub enum FrameError {
+    /// The frame declares more content than any structure of the format.
+    #[error("frame content larger than the format allows")]
+    TooLarge,
+    /// No zstd frame, or one without its content size.
+    #[error("not a zstd frame with a content size")]
+    NotZstd,
+    /// zstd refused the frame.
+    #[error("zstd: {0}")]
+    Zstd(std::io::Error),
+    /// The content is not the structure expected.
+    #[error("decoding: {0}")]
+    Decode(bincode::error::DecodeError),
+    /// Bytes left after the structure.
+    #[error("{0} bytes after the structure")]
+    Trailing(usize),
+    /// The columns of a block do not add up.
+    #[error(transparent)]
+    Block(#[from] crate::record::format::BlockError),
+}
+
 /// Decompresses one frame (checksum verified) and decodes it.
-pub fn decode_frame<T: bincode::Decode<()>>(frame: &[u8]) -> Result<T, String> {
+pub fn decode_frame<T: bincode::Decode<()>>(frame: &[u8]) -> Result<T, FrameError> {
     let size = match zstd::zstd_safe::get_frame_content_size(frame) {
         Ok(Some(n)) if n <= crate::record::format::DECODE_LIMIT as u64 => n as usize,
-        Ok(Some(_)) => return Err("frame content larger than the format allows".into()),
-        _ => return Err("not a zstd frame with a content size".into()),
+        Ok(Some(_)) => return Err(FrameError::TooLarge),
+        _ => return Err(FrameError::NotZstd),
     };
-    let raw = zstd::bulk::decompress(frame, size).map_err(|e| format!("zstd: {e}"))?;
-    let (value, used) =
-        bincode::decode_from_slice(&raw, config()).map_err(|e| format!("decoding: {e}"))?;
+    let raw = zstd::bulk::decompress(frame, size).map_err(FrameError::Zstd)?;
+    let (value, used) = bincode::decode_from_slice(&raw, config()).map_err(FrameError::Decode)?;
     if used != raw.len() {
-        return Err(format!("{} bytes after the structure", raw.len() - used));
+        return Err(FrameError::Trailing(raw.len() - used));
     }
     Ok(value)
 }
@@ -285,7 +307,7 @@ impl KbzReader {
             };
             self.released = release_end;
         }
-        match decode_frame::<Block>(frame).and_then(|b| b.games()) {
+        match decode_frame::<Block>(frame).and_then(|b| Ok(b.games()?)) {
             Ok(games) => {
                 self.read.blocks += 1;
                 self.read.games += games.len() as u64;

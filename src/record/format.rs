@@ -23,7 +23,7 @@ use crate::{
         position::{CastlingMode, Position},
         types::{Color, Piece, Role, Square},
     },
-    search::MATE_BOUND,
+    score::MATE_BOUND,
 };
 
 /// The first eight bytes of the header's content.
@@ -256,8 +256,8 @@ impl GameRecord {
     }
 
     /// The labels.
-    pub fn labels(&self) -> Result<Vec<Label>, String> {
-        Ok(self.labels.clone())
+    pub fn labels(&self) -> &[Label] {
+        &self.labels
     }
 
     /// Replaces the labels (in ply order).
@@ -270,6 +270,29 @@ impl GameRecord {
         let black_starts = self.start[24] & 0x80 != 0;
         (ply % 2 == 1) == black_starts
     }
+}
+
+/// A block whose columns do not add up (a corrupt or foreign file).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BlockError {
+    /// The per-game columns differ in length.
+    #[error("block: game columns of different lengths")]
+    GameColumns,
+    /// The per-label columns differ in length.
+    #[error("block: label columns of different lengths")]
+    LabelColumns,
+    /// Fewer moves than the games' move counts.
+    #[error("block: moves column too short")]
+    MovesShort,
+    /// Fewer bitmap bytes than the games need.
+    #[error("block: bitmap column too short")]
+    BitmapShort,
+    /// More labelled plies than labels.
+    #[error("block: more labelled plies than labels")]
+    TooFewLabels,
+    /// Bytes left over after the last game.
+    #[error("block: columns longer than their games")]
+    ColumnsTooLong,
 }
 
 /// A block: consecutive games (by index) of one run, stored column by
@@ -334,37 +357,32 @@ impl Block {
     }
 
     /// The games, decoded; an error names what does not add up.
-    pub fn games(&self) -> Result<Vec<GameRecord>, String> {
+    pub fn games(&self) -> Result<Vec<GameRecord>, BlockError> {
         let n = self.indices.len();
         if self.starts.len() != n
             || self.results.len() != n
             || self.move_counts.len() != n
             || self.tags.iter().any(|t| t.len() != n)
         {
-            return Err("block: game columns of different lengths".into());
+            return Err(BlockError::GameColumns);
         }
         let labels = self.score_low.len();
         if self.score_high.len() != labels
             || self.bests.len() != labels
             || self.depths.len() != labels
         {
-            return Err("block: label columns of different lengths".into());
+            return Err(BlockError::LabelColumns);
         }
         let mut out = Vec::with_capacity(n);
         let (mut moves_at, mut bitmap_at, mut label_at) = (0usize, 0usize, 0usize);
         for i in 0..n {
             let count = self.move_counts[i] as usize;
-            let moves = self
-                .moves
-                .get(moves_at..moves_at + count)
-                .ok_or("block: moves column too short")?
-                .to_vec();
+            let moves =
+                self.moves.get(moves_at..moves_at + count).ok_or(BlockError::MovesShort)?.to_vec();
             moves_at += count;
             let bytes = (count + 1).div_ceil(8);
-            let bitmap = self
-                .labelled
-                .get(bitmap_at..bitmap_at + bytes)
-                .ok_or("block: bitmap column too short")?;
+            let bitmap =
+                self.labelled.get(bitmap_at..bitmap_at + bytes).ok_or(BlockError::BitmapShort)?;
             bitmap_at += bytes;
             let mut g = GameRecord::new(
                 self.indices[i],
@@ -376,7 +394,7 @@ impl Block {
             let mut white: i16 = 0;
             for p in (0..=count).filter(|&p| bitmap[p / 8] & (1 << (p % 8)) != 0) {
                 if label_at >= labels {
-                    return Err("block: more labelled plies than labels".into());
+                    return Err(BlockError::TooFewLabels);
                 }
                 let delta =
                     i16::from_le_bytes([self.score_low[label_at], self.score_high[label_at]]);
@@ -393,7 +411,7 @@ impl Block {
             out.push(g);
         }
         if moves_at != self.moves.len() || bitmap_at != self.labelled.len() || label_at != labels {
-            return Err("block: columns longer than their games".into());
+            return Err(BlockError::ColumnsTooLong);
         }
         Ok(out)
     }

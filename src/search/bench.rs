@@ -53,7 +53,7 @@ pub fn run(
     hash_mib: usize,
     net: Option<std::sync::Arc<crate::nnue::Network>>,
     mut on_position: impl FnMut(usize, &str, u64),
-) -> Result<BenchResult, String> {
+) -> Result<BenchResult, crate::search::tt::TableError> {
     let mut searcher = Searcher::try_with_net(hash_mib, net)?;
     let start = Instant::now();
     let mut nodes = 0;

@@ -36,58 +36,11 @@ use crate::{
     search::{
         evaluator::{Evaluator, Params},
         movepick::{HISTORY_MAX, History, MovePicker},
-        tt::{Bound, TranspositionTable},
+        tt::{Bound, TableError, TranspositionTable},
     },
 };
 
-/// The score of a mate now (mated at ply 0).
-pub const MATE: i32 = 32_000;
-/// Scores beyond this are mate scores.
-pub const MATE_BOUND: i32 = MATE - 1_000;
-/// More than any score.
-pub const INFINITE: i32 = 32_001;
-/// The deepest ply searched.
-pub const MAX_PLY: usize = 128;
-
-/// The score of mating in `moves` moves (from the side to move).
-pub const fn mate_in(moves: i32) -> i32 {
-    MATE - (2 * moves - 1)
-}
-
-/// The score of being mated in `moves` moves.
-pub const fn mated_in(moves: i32) -> i32 {
-    -MATE + 2 * moves
-}
-
-/// A score for people: centipawns, or mate in N moves (negative: mated).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize)]
-pub enum ScoreKind {
-    /// Centipawns from the side to move's point of view.
-    Cp(i32),
-    /// Mate in this many moves; negative when the side to move is mated.
-    Mate(i32),
-}
-
-impl ScoreKind {
-    /// Classifies a search score.
-    pub fn from_score(score: i32) -> ScoreKind {
-        if score >= MATE_BOUND {
-            ScoreKind::Mate((MATE - score + 1) / 2)
-        } else if score <= -MATE_BOUND {
-            ScoreKind::Mate(-(MATE + score) / 2)
-        } else {
-            ScoreKind::Cp(score)
-        }
-    }
-
-    /// As UCI writes it: `cp 35` or `mate -3`.
-    pub fn uci(self) -> String {
-        match self {
-            ScoreKind::Cp(cp) => format!("cp {cp}"),
-            ScoreKind::Mate(m) => format!("mate {m}"),
-        }
-    }
-}
+pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, mate_in, mated_in};
 
 /// When to stop.
 #[derive(Clone, Debug, Default)]
@@ -239,13 +192,16 @@ impl Searcher {
 
     /// A searcher with a `hash_mib` MiB table, or an error that says the
     /// table cannot be allocated.
-    pub fn try_new(hash_mib: usize) -> Result<Searcher, String> {
+    pub fn try_new(hash_mib: usize) -> Result<Searcher, TableError> {
         Searcher::try_with_net(hash_mib, None)
     }
 
     /// A searcher with a `hash_mib` MiB table that evaluates with `net`
     /// (the hand-written evaluation without one).
-    pub fn try_with_net(hash_mib: usize, net: Option<Arc<Network>>) -> Result<Searcher, String> {
+    pub fn try_with_net(
+        hash_mib: usize,
+        net: Option<Arc<Network>>,
+    ) -> Result<Searcher, TableError> {
         let tt = TranspositionTable::try_new(hash_mib)?;
         let eval = Evaluator::new(net);
         let params = eval.params();
@@ -297,7 +253,7 @@ impl Searcher {
 
     /// Resizes the table (and clears it). When the new size cannot be
     /// allocated, the table stays as it was and the error says so.
-    pub fn set_hash(&mut self, mib: usize) -> Result<(), String> {
+    pub fn set_hash(&mut self, mib: usize) -> Result<(), TableError> {
         self.tt = TranspositionTable::try_new(mib)?;
         Ok(())
     }

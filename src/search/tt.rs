@@ -145,6 +145,14 @@ pub struct TranspositionTable {
     age: u8,
 }
 
+/// A transposition table the machine cannot give.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("cannot allocate a {mib} MiB transposition table")]
+pub struct TableError {
+    /// The size asked for, in MiB.
+    pub mib: usize,
+}
+
 impl TranspositionTable {
     /// A table of about `mib` MiB (at least one bucket).
     ///
@@ -158,8 +166,8 @@ impl TranspositionTable {
 
     /// A table of about `mib` MiB (at least one bucket), or an error that
     /// says the memory cannot be had.
-    pub fn try_new(mib: usize) -> Result<TranspositionTable, String> {
-        let too_large = || format!("cannot allocate a {mib} MiB transposition table");
+    pub fn try_new(mib: usize) -> Result<TranspositionTable, TableError> {
+        let too_large = || TableError { mib };
         let bytes = mib.max(1).checked_mul(1 << 20).ok_or_else(too_large)?;
         let count = (bytes / std::mem::size_of::<Bucket>()).max(1);
         let buckets = Store::new(count).ok_or_else(too_large)?;
@@ -324,7 +332,7 @@ mod tests {
         // The byte count overflows, or no machine has the memory.
         for mib in [usize::MAX, 1 << 40] {
             let err = TranspositionTable::try_new(mib).err().expect("no such table");
-            assert_eq!(err, format!("cannot allocate a {mib} MiB transposition table"));
+            assert_eq!(err.to_string(), format!("cannot allocate a {mib} MiB transposition table"));
         }
         assert_eq!(TranspositionTable::try_new(1).unwrap().size_mib(), 1);
     }

@@ -1,0 +1,797 @@
+//! The annotate job as a library type: inputs, record options and an
+//! output in, a `.kbz` file and a report out.
+//!
+//! [`Annotation::new`] checks the settings, starts the engine once to name
+//! it in the header, and allocates every worker's search table before
+//! anything is written; [`Annotation::run`] streams the inputs through the
+//! workers ([`run`](crate::pipeline::run)) and writes the blocks in input
+//! order. What the run meets on the way (progress, unreadable input,
+//! rejected games) goes to an [`AnnotateSink`]; the caller draws bars and
+//! writes reports from there.
+//!
+//! The rules of what reaches the file live in [`Collector`]: chunk results
+//! arrive in input order; a labeller that gave up stops the run before its
+//! chunk; once `max_positions` labels are written, the games after the one
+//! that filled the file are dropped, and so are their rejections (a reader
+//! of the file and of the rejection report sees the same games).
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Instant,
+};
+
+use crate::{
+    io::source::{ChunkConfig, Format, display_name},
+    nnue::Network,
+    pipeline::{
+        annotate::{
+            AnnotateStats, BlockBuilder, ChunkAnnotations, GaveUp, Labeller, SearchLabeller,
+            Worker, input_infos,
+        },
+        engine::{EngineConfig, EngineError, EngineLabeller},
+        replay::Rejected,
+        run::{self, Event, PipelineConfig},
+    },
+    record::{
+        file::{KbzWriter, RecordError},
+        format::{Block, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+    },
+    search::tt::TableError,
+};
+
+/// Where labels come from.
+#[derive(Clone)]
+pub enum LabelWith {
+    /// kibitz's search, with the hand-written evaluation or a net.
+    Search(Option<Arc<Network>>),
+    /// The `[%eval]` comments of the PGN (nothing is searched).
+    PgnEval,
+    /// An external UCI engine, one process per worker.
+    Engine(EngineConfig),
+}
+
+/// How to treat an output file that exists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputMode {
+    /// Refuse to replace it.
+    Create,
+    /// Replace it.
+    Replace,
+    /// Keep its complete blocks and go on after its last game (a missing
+    /// file is created).
+    Resume,
+}
+
+/// The settings of an annotate run, apart from its inputs and output.
+#[derive(Clone)]
+pub struct Settings {
+    /// Where labels come from.
+    pub label: LabelWith,
+    /// The inputs' format (`None`: sniffed per input).
+    pub format: Option<Format>,
+    /// Worker threads (at least 1).
+    pub threads: usize,
+    /// Search depth (when `nodes` is 0).
+    pub depth: u32,
+    /// Nodes per search (0: search to `depth`).
+    pub nodes: u64,
+    /// Transposition table per worker, MiB.
+    pub hash_mib: u32,
+    /// Plies skipped at the start of each game.
+    pub skip_plies: u32,
+    /// Skip positions in check.
+    pub skip_check: bool,
+    /// Skip positions whose best move is a capture.
+    pub skip_captures: bool,
+    /// The share of positions kept, 0 to 1.
+    pub sample: f64,
+    /// The sampling seed.
+    pub seed: u64,
+    /// Drop positions already labelled (by Zobrist key).
+    pub dedup: bool,
+    /// Games taken from the input's start (0: all).
+    pub max_games: u64,
+    /// Labels written at most (0: no limit).
+    pub max_positions: u64,
+    /// Bytes of text read from each input at most (0: no limit).
+    pub max_bytes: u64,
+    /// This run's shard `(k, n)`: games whose index is `k` modulo `n`.
+    pub shard: (u64, u64),
+    /// Games per block at most.
+    pub block_games: u32,
+    /// Labels per block at most.
+    pub block_labels: u32,
+}
+
+/// Why an annotate run could not start or finish.
+#[derive(Debug, thiserror::Error)]
+pub enum AnnotateError {
+    /// The output is one of the inputs.
+    #[error("the output {output} is the input {input}: it would be overwritten before it is read")]
+    OutputIsInput {
+        /// The output.
+        output: PathBuf,
+        /// The input it is.
+        input: PathBuf,
+    },
+    /// A sampling share outside 0 to 1.
+    #[error("the sampling share must be between 0 and 1, not {0}")]
+    Sample(f64),
+    /// A shard `k/n` with `k >= n` or `n = 0`.
+    #[error("shard {k}/{n}: K must be below N")]
+    Shard {
+        /// The shard.
+        k: u64,
+        /// The shard count.
+        n: u64,
+    },
+    /// A label budget cannot be split across shards.
+    #[error(
+        "a maximum number of positions cannot be split across shards: apply it to the merged file"
+    )]
+    MaxPositionsWithShards,
+    /// The engine could not be started or refused the options.
+    #[error("starting the engine: {0}")]
+    Engine(#[from] EngineError),
+    /// A worker's search table cannot be had.
+    #[error("{source} for each of {threads} worker threads")]
+    Table {
+        /// The table that failed.
+        source: TableError,
+        /// The workers asking for one.
+        threads: usize,
+    },
+    /// The output cannot be created, resumed or written.
+    #[error("{path}: {source}")]
+    Output {
+        /// The output.
+        path: PathBuf,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The output to resume is not a file this run can continue.
+    #[error(transparent)]
+    Resume(#[from] RecordError),
+    /// The sink failed (its report could not be written): the output keeps
+    /// its complete blocks and can be resumed.
+    #[error("{source}; {output} keeps its complete blocks and can be resumed")]
+    Sink {
+        /// The sink's error.
+        source: std::io::Error,
+        /// The output.
+        output: PathBuf,
+    },
+}
+
+/// What an annotate run reports to its caller as it goes.
+pub trait AnnotateSink {
+    /// The run resumes an output: games before `from_game` are in it.
+    /// `dropped` says what followed its last complete block, if anything.
+    fn resumed(&mut self, _from_game: u64, _labels_kept: u64, _dropped: Option<&RecordError>) {}
+    /// Called once the resume point is known, before any rejection.
+    fn start(&mut self, _resume_from: u64) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// Progress: bytes of all inputs consumed, the counts so far and the
+    /// labels written.
+    fn progress(&mut self, _bytes: u64, _stats: &AnnotateStats, _labels: u64) {}
+    /// An input (named) could not be read whole; the run goes on.
+    fn input_error(&mut self, _file: &str, _offset: Option<u64>, _message: &str) {}
+    /// A game rejected, in input order: its input's name, its number in
+    /// that input (from 1) and in the whole input (from 0).
+    fn rejected(
+        &mut self,
+        _file: &str,
+        _game_in_file: u64,
+        _game: u64,
+        _rejected: &Rejected,
+    ) -> std::io::Result<()> {
+        Ok(())
+    }
+    /// The run is over; the last chance to report a failure.
+    fn finish(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that reports nothing.
+impl AnnotateSink for () {}
+
+/// What a run did.
+#[derive(Clone, Debug)]
+pub struct AnnotateReport {
+    /// The header written.
+    pub header: Header,
+    /// The counts.
+    pub stats: AnnotateStats,
+    /// Bytes in the output.
+    pub bytes_written: u64,
+    /// Wall-clock seconds.
+    pub seconds: f64,
+    /// Worker threads.
+    pub threads: usize,
+    /// The run stopped early (interrupted, the labeller gave up, or the
+    /// sink failed): the output holds complete blocks only, no end marker.
+    pub interrupted: bool,
+    /// The first game the run annotated (0 unless resumed).
+    pub resumed_from_game: u64,
+    /// Inputs that could not be read whole.
+    pub input_errors: u64,
+    /// The labeller gave up here (an engine that kept failing).
+    pub gave_up: Option<GaveUp>,
+}
+
+/// What [`Collector::accept`] made of a chunk.
+#[derive(Debug, Default)]
+pub struct Accepted {
+    /// Blocks complete, to be written in this order.
+    pub blocks: Vec<Block>,
+    /// The rejected games to report: those in the file's range only.
+    pub rejected: Vec<Rejected>,
+    /// The run is done: the file is full, or `max_games` games were read.
+    pub stop: bool,
+}
+
+/// The rules of what reaches the file, fed chunk results in input order.
+pub struct Collector {
+    builder: BlockBuilder,
+    /// Counts of what the file holds (work counts include what was
+    /// searched past a limit).
+    pub stats: AnnotateStats,
+    /// Positions dropped as duplicates.
+    pub dropped: u64,
+    max_games: u64,
+}
+
+impl Collector {
+    /// A collector for a run with `options`; `dedup` drops positions
+    /// already written (a shard keeps them: `merge` drops them).
+    pub fn new(options: &Options, dedup: bool) -> Collector {
+        Collector {
+            builder: BlockBuilder::new(options, dedup),
+            stats: AnnotateStats::default(),
+            dropped: 0,
+            max_games: options.max_games,
+        }
+    }
+
+    /// Continues a file whose complete blocks hold `games`.
+    pub fn restore(&mut self, games: &[crate::record::format::GameRecord]) {
+        self.builder.restore(games);
+    }
+
+    /// Labels written so far.
+    pub fn labels_written(&self) -> u64 {
+        self.builder.labels_written
+    }
+
+    /// Takes one chunk's result. A labeller that gave up ends the run
+    /// before the chunk (`Err`); a cancelled chunk is dropped whole.
+    pub fn accept(&mut self, result: ChunkAnnotations) -> Result<Accepted, GaveUp> {
+        let mut out = Accepted::default();
+        if result.cancelled {
+            out.stop = true;
+            return Ok(out);
+        }
+        if let Some(why) = result.gave_up {
+            return Err(why);
+        }
+        self.stats.add(&result.stats);
+        // When the label budget fills inside this chunk, the games after
+        // the one that filled it are not written, and their rejections are
+        // not reported. (A resumed file can be full before its first chunk:
+        // then nothing of the chunk is written.)
+        let mut written_below = if self.builder.full { 0 } else { u64::MAX };
+        let records = result.records.len() as u64;
+        let mut pushed = 0;
+        for a in result.records {
+            if self.builder.full {
+                break;
+            }
+            pushed += 1;
+            let index = a.record.index;
+            if let Some(block) = self.builder.push(a, &mut self.dropped) {
+                out.blocks.push(block);
+            }
+            if self.builder.full {
+                written_below = index + 1;
+            }
+        }
+        let written = |r: &Rejected| r.local_game < written_below;
+        self.stats.games -= records - pushed;
+        let (kept, dropped): (Vec<_>, Vec<_>) = result.rejected.into_iter().partition(written);
+        self.stats.rejected -= dropped.len() as u64;
+        out.rejected = kept;
+        // `games_read` counts from the input's first game, the games
+        // skipped on resuming included.
+        out.stop =
+            self.builder.full || (self.max_games > 0 && self.stats.games_read >= self.max_games);
+        Ok(out)
+    }
+
+    /// The last, partial block, if any (at the end of a complete run).
+    pub fn take(&mut self) -> Option<Block> {
+        self.builder.take()
+    }
+
+    /// The final counts.
+    pub fn finish(mut self) -> AnnotateStats {
+        self.stats.skipped_duplicate += self.dropped;
+        self.stats.labelled = self.builder.labels_written;
+        self.stats
+    }
+}
+
+/// An annotate run, ready to go: settings checked, engine named, tables
+/// allocated.
+pub struct Annotation {
+    inputs: Vec<PathBuf>,
+    output: PathBuf,
+    mode: OutputMode,
+    settings: Settings,
+    header: Header,
+    searchers: Vec<SearchLabeller>,
+}
+
+impl Annotation {
+    /// Checks the settings and prepares the run. Nothing is written yet:
+    /// an output over an input, a bad share or shard, an engine that does
+    /// not start or lacks an option, or a table the machine cannot give
+    /// once per worker is an error here.
+    pub fn new(
+        inputs: Vec<PathBuf>,
+        output: PathBuf,
+        mode: OutputMode,
+        mut settings: Settings,
+    ) -> Result<Annotation, AnnotateError> {
+        if output.exists()
+            && let Some(input) = inputs.iter().find(|i| crate::io::same_file(&output, i))
+        {
+            return Err(AnnotateError::OutputIsInput { output, input: input.clone() });
+        }
+        if !(0.0..=1.0).contains(&settings.sample) {
+            return Err(AnnotateError::Sample(settings.sample));
+        }
+        let (k, n) = settings.shard;
+        if n == 0 || k >= n {
+            return Err(AnnotateError::Shard { k, n });
+        }
+        if n > 1 && settings.max_positions > 0 {
+            return Err(AnnotateError::MaxPositionsWithShards);
+        }
+        settings.threads = settings.threads.max(1);
+        let threads = settings.threads;
+        let (source, engine_id, net) = match &settings.label {
+            // The engine's identity goes into the header: probe it once.
+            LabelWith::Engine(c) => (LabelSource::Engine, c.describe()?, None),
+            LabelWith::Search(net) => (LabelSource::Search, String::new(), net.clone()),
+            LabelWith::PgnEval => (LabelSource::PgnEval, String::new(), None),
+        };
+        let searching = source != LabelSource::PgnEval;
+        // Each worker owns a searcher with its own table, all allocated
+        // here, before anything is written. With PGN evals nothing is
+        // searched, so the (unused) searchers get the smallest table.
+        let searchers = match source {
+            LabelSource::Engine => Vec::new(),
+            _ => {
+                let hash = if searching { settings.hash_mib as usize } else { 1 };
+                (0..threads)
+                    .map(|_| {
+                        SearchLabeller::try_new(settings.depth, settings.nodes, hash, net.clone())
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|source| AnnotateError::Table { source, threads })?
+            }
+        };
+        let s = &settings;
+        let options = Options {
+            label: source,
+            depth: if searching && s.nodes == 0 { s.depth } else { 0 },
+            nodes: if searching { s.nodes } else { 0 },
+            hash_mib: if searching { s.hash_mib } else { 0 },
+            skip_plies: s.skip_plies,
+            skip_check: s.skip_check,
+            skip_captures: s.skip_captures,
+            sample_ppm: (s.sample * 1e6).round() as u32,
+            seed: s.seed,
+            dedup: s.dedup,
+            max_games: s.max_games,
+            max_positions: s.max_positions,
+            max_bytes: s.max_bytes,
+            shard: s.shard,
+            engine: engine_id,
+            block_games: s.block_games,
+            block_labels: s.block_labels,
+            net: net.as_ref().map_or(String::new(), |n| n.info().name.clone()),
+            net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
+        };
+        let header = Header {
+            magic: MAGIC,
+            version: FORMAT_VERSION,
+            kibitz_version: env!("CARGO_PKG_VERSION").to_string(),
+            options,
+            inputs: input_infos(&inputs),
+        };
+        Ok(Annotation { inputs, output, mode, settings, header, searchers })
+    }
+
+    /// The header the output gets.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// Runs the job. Setting `interrupt` stops it between two positions;
+    /// the output then holds its complete blocks (no end marker) and a
+    /// run with [`OutputMode::Resume`] continues it.
+    pub fn run(
+        self,
+        sink: &mut dyn AnnotateSink,
+        interrupt: &Arc<AtomicBool>,
+    ) -> Result<AnnotateReport, AnnotateError> {
+        let Annotation { inputs, output, mode, settings, header, searchers } = self;
+        let options = &header.options;
+        let threads = settings.threads;
+        let output_error = |source| AnnotateError::Output { path: output.clone(), source };
+        let mut collector = Collector::new(options, settings.dedup && settings.shard.1 <= 1);
+        let mut resume_from = 0;
+        let mut writer = if mode == OutputMode::Resume && output.exists() {
+            let (writer, blocks, dropped) = KbzWriter::resume(&output, &header)?;
+            resume_from = blocks.last().map_or(0, |g| g.index + 1);
+            collector.restore(&blocks);
+            sink.resumed(resume_from, collector.labels_written(), dropped.as_ref());
+            writer
+        } else {
+            KbzWriter::create(&output, &header, mode == OutputMode::Replace)
+                .map_err(output_error)?
+        };
+        let mut sink_failure = sink.start(resume_from).err();
+
+        let names: Arc<[String]> =
+            inputs.iter().map(|p| display_name(p)).collect::<Vec<_>>().into();
+        let searching = options.label != LabelSource::PgnEval;
+        let config = PipelineConfig {
+            inputs: inputs.clone(),
+            format: settings.format,
+            threads,
+            // Searching costs far more than reading: small chunks (a few
+            // games) keep every thread busy even on a small input.
+            chunk: ChunkConfig {
+                frame_window: threads.max(2),
+                target: if searching { 4 << 10 } else { 256 << 10 },
+                max_text: if settings.max_bytes == 0 { u64::MAX } else { settings.max_bytes },
+                ..ChunkConfig::default()
+            },
+            count_games: true,
+        };
+        let searchers = Mutex::new(searchers);
+        // `run` calls this once per worker thread, and there is a searcher
+        // for each.
+        let make_labeller = || -> Box<dyn Labeller> {
+            match &settings.label {
+                LabelWith::Engine(c) => Box::new(EngineLabeller::new(c.clone())),
+                _ => Box::new(
+                    searchers
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .pop()
+                        .expect("a searcher per worker"),
+                ),
+            }
+        };
+        // Each input's first game's index in the whole input, for game
+        // numbers within the file.
+        let mut file_first_game = vec![0u64; inputs.len()];
+        let start = Instant::now();
+        let mut write_failure: Option<std::io::Error> = None;
+        let mut gave_up: Option<GaveUp> = None;
+        let mut done_bytes = 0u64;
+        let mut input_errors = 0u64;
+        if sink_failure.is_none() {
+            run::run(
+                &config,
+                || {
+                    Worker::new(make_labeller(), options.clone(), resume_from, names.clone())
+                        .cancel_on(interrupt.clone())
+                },
+                |worker, chunk| worker.chunk(chunk),
+                |event| {
+                    if interrupt.load(Ordering::SeqCst) {
+                        return false;
+                    }
+                    match event {
+                        Event::Chunk { input_pos, result, .. } => {
+                            let accepted = match collector.accept(result) {
+                                Ok(a) => a,
+                                Err(why) => {
+                                    gave_up = Some(why);
+                                    return false;
+                                }
+                            };
+                            for block in &accepted.blocks {
+                                if let Err(e) = writer.write_block(block) {
+                                    write_failure = Some(e);
+                                    return false;
+                                }
+                            }
+                            for r in &accepted.rejected {
+                                // Games are counted in input order, so a
+                                // file's first game is never after one of
+                                // its games.
+                                let first = file_first_game[r.file];
+                                let game =
+                                    r.local_game.checked_sub(first).unwrap_or(r.local_game) + 1;
+                                if let Err(e) = sink.rejected(&names[r.file], game, r.local_game, r)
+                                {
+                                    sink_failure = Some(e);
+                                    return false;
+                                }
+                            }
+                            sink.progress(
+                                done_bytes + input_pos,
+                                &collector.stats,
+                                collector.labels_written(),
+                            );
+                            if accepted.stop {
+                                return false;
+                            }
+                        }
+                        Event::Error { file, offset, message } => {
+                            input_errors += 1;
+                            sink.input_error(&names[file], offset, &message);
+                        }
+                        Event::End { bytes_in, .. } => {
+                            done_bytes += bytes_in;
+                            sink.progress(done_bytes, &collector.stats, collector.labels_written());
+                        }
+                        Event::Start { file, .. } => {
+                            file_first_game[file] = collector.stats.games_read
+                        }
+                    }
+                    true
+                },
+            );
+        }
+        let sink_failure = sink_failure.or_else(|| sink.finish().err());
+        if let Some(e) = write_failure {
+            return Err(output_error(e));
+        }
+        // A failed sink: the output is closed as an interrupted run's
+        // (complete blocks, no end marker), so that it can be resumed.
+        let interrupted =
+            interrupt.load(Ordering::SeqCst) || gave_up.is_some() || sink_failure.is_some();
+        if !interrupted && let Some(block) = collector.take() {
+            writer.write_block(&block).map_err(output_error)?;
+        }
+        let bytes_written = if interrupted { writer.close_incomplete() } else { writer.finish() }
+            .map_err(output_error)?;
+        if let Some(source) = sink_failure {
+            return Err(AnnotateError::Sink { source, output });
+        }
+        Ok(AnnotateReport {
+            header,
+            stats: collector.finish(),
+            bytes_written,
+            seconds: start.elapsed().as_secs_f64(),
+            threads,
+            interrupted,
+            resumed_from_game: resume_from,
+            input_errors,
+            gave_up,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        pipeline::{annotate::Annotated, replay::RejectKind},
+        record::format::{GameRecord, Label},
+    };
+
+    fn options(max_games: u64, max_positions: u64, block_games: u32) -> Options {
+        Options {
+            label: LabelSource::Search,
+            depth: 1,
+            nodes: 0,
+            hash_mib: 1,
+            skip_plies: 0,
+            skip_check: false,
+            skip_captures: false,
+            sample_ppm: 1_000_000,
+            seed: 0,
+            dedup: false,
+            max_games,
+            max_positions,
+            max_bytes: 0,
+            shard: (0, 1),
+            engine: String::new(),
+            block_games,
+            block_labels: 1 << 20,
+            net: String::new(),
+            net_sha256: String::new(),
+        }
+    }
+
+    /// A game of `plies` labelled plies at `index` (moves are never decoded
+    /// here, so the move indices are placeholders).
+    fn game(index: u64, labels: usize) -> Annotated {
+        let record = GameRecord::new(index, [0; 32], 3, Default::default(), vec![0; labels]);
+        let labels: Vec<Label> =
+            (0..labels).map(|p| Label { ply: p as u16, score: 10, best: 255, depth: 1 }).collect();
+        let keys = (0..labels.len() as u64).map(|k| index << 16 | k).collect();
+        Annotated { record, labels, keys }
+    }
+
+    fn rejected(index: u64) -> Rejected {
+        Rejected {
+            file: 0,
+            local_game: index,
+            offset: index * 100,
+            ply: 3,
+            san: "Qxh9".into(),
+            kind: RejectKind::IllegalMove,
+            reason: "no legal move".into(),
+            event: String::new(),
+            site: String::new(),
+            white: String::new(),
+            black: String::new(),
+        }
+    }
+
+    /// A chunk whose games are `games` (index, labels), rejections at
+    /// `rejects`, as the workers count them.
+    fn chunk(games: &[(u64, usize)], rejects: &[u64]) -> ChunkAnnotations {
+        let mut c = ChunkAnnotations::default();
+        for &(index, labels) in games {
+            c.records.push(game(index, labels));
+        }
+        c.stats.games_read = (games.len() + rejects.len()) as u64;
+        c.stats.games = games.len() as u64;
+        c.stats.rejected = rejects.len() as u64;
+        c.rejected = rejects.iter().map(|&i| rejected(i)).collect();
+        c
+    }
+
+    fn labels_of(blocks: &[Block]) -> Vec<(u64, usize)> {
+        blocks.iter().flat_map(|b| b.games().unwrap()).map(|g| (g.index, g.label_count())).collect()
+    }
+
+    #[test]
+    fn without_limits_everything_reaches_the_file() {
+        let mut c = Collector::new(&options(0, 0, 2), false);
+        let a = c.accept(chunk(&[(0, 3), (2, 4), (3, 1)], &[1])).unwrap();
+        assert_eq!(labels_of(&a.blocks), [(0, 3), (2, 4)], "a block closes at two games");
+        assert_eq!(a.rejected.len(), 1);
+        assert!(!a.stop);
+        let last = c.take().expect("the third game waits in the open block");
+        assert_eq!(labels_of(&[last]), [(3, 1)]);
+        let stats = c.finish();
+        assert_eq!((stats.games, stats.rejected, stats.labelled), (3, 1, 8));
+    }
+
+    /// The label budget fills inside a game: that game is cut at the
+    /// budget, the games after it are not written, and neither are the
+    /// rejections after it; the run stops.
+    #[test]
+    fn max_positions_drops_the_games_and_rejections_after_the_last_written() {
+        let mut c = Collector::new(&options(0, 5, 100), false);
+        let a = c.accept(chunk(&[(0, 3), (2, 4), (4, 2)], &[1, 3])).unwrap();
+        assert!(a.stop);
+        assert_eq!(labels_of(&a.blocks), [(0, 3), (2, 2)]);
+        let kept: Vec<u64> = a.rejected.iter().map(|r| r.local_game).collect();
+        assert_eq!(kept, [1], "game 3's rejection comes after the last game written");
+        assert_eq!(c.take(), None);
+        let stats = c.finish();
+        assert_eq!((stats.games, stats.rejected, stats.labelled), (2, 1, 5));
+    }
+
+    /// A resumed file that is already full takes nothing of the next chunk,
+    /// not even its rejections.
+    #[test]
+    fn a_full_resumed_file_takes_nothing() {
+        let mut c = Collector::new(&options(0, 3, 100), false);
+        let mut earlier = game(0, 3).record;
+        earlier.set_labels(&game(0, 3).labels);
+        c.restore(&[earlier]);
+        let a = c.accept(chunk(&[(2, 1)], &[1])).unwrap();
+        assert!(a.stop && a.blocks.is_empty() && a.rejected.is_empty());
+        assert_eq!(c.finish().games, 0);
+    }
+
+    #[test]
+    fn max_games_stops_once_read() {
+        let mut c = Collector::new(&options(3, 0, 100), false);
+        assert!(!c.accept(chunk(&[(0, 1), (1, 1)], &[])).unwrap().stop);
+        assert!(c.accept(chunk(&[(2, 1)], &[])).unwrap().stop);
+    }
+
+    /// A labeller that gave up stops the run before its chunk: nothing of
+    /// the chunk is counted or written. A cancelled chunk is dropped whole.
+    #[test]
+    fn a_labeller_that_gave_up_or_a_cancel_drops_the_chunk() {
+        let mut c = Collector::new(&options(0, 0, 1), false);
+        let mut given_up = chunk(&[(0, 2)], &[]);
+        given_up.gave_up = Some(GaveUp {
+            file: "games.pgn".into(),
+            game: 1,
+            offset: 0,
+            cause: Arc::new(EngineError::GaveUp(3)),
+        });
+        let why = c.accept(given_up).unwrap_err();
+        assert_eq!(
+            why.to_string(),
+            "games.pgn: game 1 at byte 0: the engine failed 3 positions in a row (twice each): \
+             giving up"
+        );
+        let mut cancelled = chunk(&[(0, 2)], &[]);
+        cancelled.cancelled = true;
+        let a = c.accept(cancelled).unwrap();
+        assert!(a.stop && a.blocks.is_empty());
+        assert_eq!(c.finish().games, 0);
+    }
+
+    /// Duplicates are dropped by key across chunks and counted.
+    #[test]
+    fn dedup_drops_positions_seen_before() {
+        let mut c = Collector::new(&options(0, 0, 100), true);
+        c.accept(chunk(&[(0, 3)], &[])).unwrap();
+        let mut again = chunk(&[(1, 2)], &[]);
+        again.records[0].keys = vec![0, 99];
+        c.accept(again).unwrap();
+        let block = c.take().unwrap();
+        assert_eq!(labels_of(&[block]), [(0, 3), (1, 1)]);
+        let stats = c.finish();
+        assert_eq!((stats.skipped_duplicate, stats.labelled), (1, 4));
+    }
+
+    /// The settings are checked before anything is written.
+    #[test]
+    fn bad_settings_are_refused_before_any_output() {
+        let dir = std::env::temp_dir().join(format!("kibitz-annotation-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("in.pgn");
+        std::fs::write(&input, "1. e4 e5 *\n").unwrap();
+        let settings = Settings {
+            label: LabelWith::PgnEval,
+            format: None,
+            threads: 1,
+            depth: 1,
+            nodes: 0,
+            hash_mib: 1,
+            skip_plies: 0,
+            skip_check: false,
+            skip_captures: false,
+            sample: 1.0,
+            seed: 0,
+            dedup: false,
+            max_games: 0,
+            max_positions: 0,
+            max_bytes: 0,
+            shard: (0, 1),
+            block_games: 8,
+            block_labels: 8,
+        };
+        let new = |output: &PathBuf, s: Settings| {
+            Annotation::new(vec![input.clone()], output.clone(), OutputMode::Replace, s)
+        };
+        let out = dir.join("out.kbz");
+        let over = new(&input, settings.clone()).err().unwrap();
+        assert!(matches!(over, AnnotateError::OutputIsInput { .. }), "{over}");
+        let sample = new(&out, Settings { sample: 1.5, ..settings.clone() }).err().unwrap();
+        assert!(matches!(sample, AnnotateError::Sample(_)), "{sample}");
+        let shard = new(&out, Settings { shard: (2, 2), ..settings.clone() }).err().unwrap();
+        assert!(matches!(shard, AnnotateError::Shard { k: 2, n: 2 }), "{shard}");
+        let split = Settings { shard: (0, 2), max_positions: 10, ..settings.clone() };
+        assert!(matches!(new(&out, split).err().unwrap(), AnnotateError::MaxPositionsWithShards));
+        assert!(!out.exists(), "nothing written");
+        let report = new(&out, settings).unwrap().run(&mut (), &Arc::default()).unwrap();
+        assert_eq!((report.stats.games, report.interrupted), (1, false));
+        assert!(out.exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
