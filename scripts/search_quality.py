@@ -17,7 +17,7 @@ agreement: best-move agreement of both engines with Stockfish's own depth-16
            Win% (Lichess's formula) of each label from Stockfish depth
            16's score, and the correlation of kibitz's scores with
            Stockfish's at the same depth; and for each kibitz
-           depth, a paired comparison with Stockfish depth 8 (the issue's
+           depth, a paired comparison with Stockfish depth 8 (the
            yardstick): positions only one of them gets right, and the exact
            McNemar p-value of the difference.
 speed:     positions per second of both engines at each depth, same
@@ -151,7 +151,7 @@ def mcnemar_p(b, c):
 def cmd_agreement(args):
     fens = sample_positions(args.positions)
     ref = reference(fens)
-    # Stockfish depth 8's agreement is the issue's yardstick: each kibitz
+    # Stockfish depth 8's agreement is the yardstick labels are held to: each kibitz
     # depth is compared with it position by position (paired), so that
     # "equal" can be told from noise.
     sf8 = reference(fens, depth=8)

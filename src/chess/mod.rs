@@ -1,4 +1,4 @@
-//! The board, as the seeds describe it: vocabulary, attack tables, keys,
+//! The board, after Stockfish's Position and StateInfo: vocabulary, attack tables, keys,
 //! the position with its state stack, move generation, notation and perft.
 
 pub mod attacks;

@@ -642,7 +642,7 @@ impl Position {
         if pc.role() == Role::Pawn {
             if to.to_u32() ^ from.to_u32() == 16 {
                 // Double step: record the square only if an enemy pawn
-                // attacks it (Polyglot's rule, and the seeds' do_move).
+                // attacks it (Polyglot's rule, and Stockfish's do_move).
                 let ep = from.offset_unchecked(up);
                 if (pawn_attacks(us, ep) & self.pieces(them, Role::Pawn)).any() {
                     c.ep_square = Some(ep);

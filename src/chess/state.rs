@@ -5,7 +5,7 @@
 //!
 //! The fields are split as Stockfish splits them: [`CopiedState`] is carried
 //! forward from the previous ply and updated (one struct copied in one go, as
-//! the seeds' `memcpy` up to `key`), the rest of [`StateInfo`] is computed
+//! Stockfish's `memcpy` of StateInfo up to `key`), the rest of [`StateInfo`] is computed
 //! afresh by every move.
 
 use crate::chess::{
