@@ -36,7 +36,7 @@ pub use chess::{
     movegen,
     mv::{MAX_MOVES, Move, MoveKind, MoveList},
     perft,
-    position::{CastlingMode, Position},
+    position::{CastlingMode, Position, StateField},
     psqt::Score,
     san::{San, SanError},
     state::{CopiedState, DirtyEntry, DirtyPiece, StateInfo},

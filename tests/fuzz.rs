@@ -503,7 +503,7 @@ fn target_moves(input: &[u8]) -> u64 {
             Action::Null => {
                 if !pos.in_check() {
                     pos.do_null_move();
-                    pos.check_state().unwrap();
+                    pos.verify_state().unwrap();
                     played.push(Move::NULL);
                 }
                 continue;
@@ -515,7 +515,7 @@ fn target_moves(input: &[u8]) -> u64 {
                     } else {
                         pos.undo_move(m)
                     }
-                    pos.check_state().unwrap();
+                    pos.verify_state().unwrap();
                 }
                 continue;
             }
@@ -531,7 +531,7 @@ fn target_moves(input: &[u8]) -> u64 {
             assert_eq!(pos.key(), pos.compute_key());
             assert_eq!(pos.key(), key_after, "key_after");
             assert_eq!(pos.in_check(), gives_check, "gives_check");
-            pos.check_state().unwrap();
+            pos.verify_state().unwrap();
             played.push(m);
             legal_played += 1;
         }

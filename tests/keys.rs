@@ -66,7 +66,7 @@ fn polyglot_vectors_by_replay() {
                 p.key()
             });
             pos.do_move(m);
-            pos.check_state().unwrap();
+            pos.verify_state().unwrap();
         }
         assert_eq!(pos.key(), key, "{moves}");
         // The spec's FENs list en-passant squares no pawn can take and odd

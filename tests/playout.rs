@@ -1,7 +1,7 @@
 //! Incremental == from scratch: seeded random playouts, standard and
 //! Chess960. At every visited position, every legal move is made; after
 //! each `do_move` every StateInfo field is compared with its from-scratch
-//! value (`check_state`), `key_after` and `gives_check` are compared with
+//! value (`verify_state`), `key_after` and `gives_check` are compared with
 //! the position reached, the changed pieces the move recorded
 //! (`DirtyPiece`) must take the board before it to the board after it, and
 //! `undo_move` must give back a position equal
@@ -58,7 +58,7 @@ fn check_position(pos: &mut Position, totals: &mut Totals, rng: &mut Rng) {
         assert_eq!(pos.parse_uci(&uci960), Ok(m), "UCI {uci960} in {}", pos.fen());
 
         pos.do_move(m);
-        if let Err(e) = pos.check_state() {
+        if let Err(e) = pos.verify_state() {
             panic!("after {m:?} from {}: {e}", snapshot.fen());
         }
         // The changed pieces the move recorded take the board before it
@@ -92,7 +92,7 @@ fn check_position(pos: &mut Position, totals: &mut Totals, rng: &mut Rng) {
 
     if !pos.in_check() {
         pos.do_null_move();
-        pos.check_state().unwrap();
+        pos.verify_state().unwrap();
         pos.undo_null_move();
         assert!(*pos == snapshot);
     }

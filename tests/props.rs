@@ -23,7 +23,7 @@ pub(crate) fn exercise_fen(bytes: &[u8]) {
     for drop in [false, true] {
         let options = FenOptions { drop_invalid_castling: drop, ..FenOptions::default() };
         if let Ok(mut pos) = Position::from_fen_with(bytes, options) {
-            pos.check_state().unwrap();
+            pos.verify_state().unwrap();
             let again = Position::from_fen_with(
                 pos.fen().as_bytes(),
                 FenOptions { castling_mode: Some(pos.castling_mode()), ..FenOptions::default() },
@@ -35,7 +35,7 @@ pub(crate) fn exercise_fen(bytes: &[u8]) {
                 let san = pos.san_plus(m);
                 assert_eq!(pos.parse_san(san.as_bytes()), Ok(m));
                 pos.do_move(m);
-                pos.check_state().unwrap();
+                pos.verify_state().unwrap();
                 pos.undo_move(m);
             }
             assert!(pos == snapshot);

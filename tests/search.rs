@@ -203,8 +203,15 @@ fn uci_protocol() {
     writeln!(input, "position fen 6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1\ngo depth 3").unwrap();
     assert!(wait_for("bestmove").starts_with("bestmove a1a8"));
     writeln!(input, "setoption name UCI_Chess960 value true").unwrap();
-    writeln!(input, "position fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1 moves e1h1\nisready").unwrap();
-    assert_eq!(wait_for("readyok"), "readyok");
+    // The castling must have been played: the rook's move to f8 that
+    // follows is legal only from f1, and Black, in check, must answer it.
+    writeln!(input, "position fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1 moves e1h1 e8d8 f1f8\ngo depth 3")
+        .unwrap();
+    let best = wait_for("bestmove");
+    let after = Position::from_fen("3k1R2/8/8/8/8/8/8/6K1 b - - 3 2").unwrap();
+    assert!(after.in_check());
+    let mv = best.split_whitespace().nth(1).unwrap();
+    assert!(after.parse_uci(mv).is_ok(), "castling not played: {best}");
     // An infinite search stops on request.
     writeln!(input, "position startpos\ngo infinite").unwrap();
     std::thread::sleep(std::time::Duration::from_millis(200));

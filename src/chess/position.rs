@@ -6,7 +6,7 @@
 //! piece-square score, castling rights, en passant, checkers, pins, check
 //! squares) and pushes the new state; [`Position::undo_move`] pops it and
 //! puts the pieces back, recomputing nothing. The `compute_*` functions
-//! rebuild each incremental field from scratch; [`Position::check_state`]
+//! rebuild each incremental field from scratch; [`Position::verify_state`]
 //! compares the two, and debug builds call it after every move.
 //!
 //! ```
@@ -697,7 +697,7 @@ impl Position {
         });
 
         #[cfg(debug_assertions)]
-        if let Err(e) = self.check_state() {
+        if let Err(e) = self.verify_state() {
             panic!("do_move {m:?}: {e}");
         }
     }
@@ -751,7 +751,7 @@ impl Position {
         self.game_ply -= 1;
 
         #[cfg(debug_assertions)]
-        if let Err(e) = self.check_state() {
+        if let Err(e) = self.verify_state() {
             panic!("undo_move {m:?}: {e}");
         }
     }
@@ -1348,66 +1348,13 @@ impl Position {
     }
 
     /// Compares every incremental field with its from-scratch value, and the
-    /// board's redundant representations with each other. The error names
-    /// the first field that differs.
-    pub fn check_state(&self) -> Result<(), String> {
-        // Board representations.
-        let mut by_role = ByRole::<Bitboard>::default();
-        let mut by_color = ByColor::<Bitboard>::default();
-        let mut counts = ByPiece::<u8>::default();
-        for sq in Square::ALL {
-            if let Some(p) = self.board[sq.to_usize()] {
-                by_role[p.role()] |= sq;
-                by_color[p.color()] |= sq;
-                counts[p] += 1;
-            }
-        }
-        if by_role != self.by_role || by_color != self.by_color {
-            return Err("bitboards disagree with the mailbox".into());
-        }
-        if counts != self.piece_count {
-            return Err("piece counts disagree with the mailbox".into());
-        }
-        for color in Color::ALL {
-            if self.pieces(color, Role::King).count() != 1 {
-                return Err(format!("{color} has no single king"));
-            }
-        }
-        let st = self.st();
-        let fresh = self.compute_state();
-        let c = &st.copied;
-        let f = &fresh.copied;
-        let fields: [(&str, bool); 12] = [
-            ("key", st.key == fresh.key),
-            ("pawn key", c.pawn_key == f.pawn_key),
-            ("material key", c.material_key == f.material_key),
-            ("non-pawn material", c.non_pawn_material == f.non_pawn_material),
-            ("psq", c.psq == f.psq),
-            ("en-passant square", c.ep_square == f.ep_square),
-            ("checkers", st.checkers == fresh.checkers),
-            ("blockers for king", st.blockers_for_king == fresh.blockers_for_king),
-            ("pinners", st.pinners == fresh.pinners),
-            ("check squares", st.check_squares == fresh.check_squares),
-            ("castling rights", self.castling_rights_consistent()),
-            ("opponent not in check", {
-                let them = !self.side_to_move;
-                !self.is_attacked_by(self.side_to_move, self.king(them), self.occupied())
-            }),
-        ];
-        for (name, ok) in fields {
-            if !ok {
-                return Err(format!("incremental {name} differs from its from-scratch value"));
-            }
-        }
-        Ok(())
-    }
-
-    /// The fast form of [`Position::check_state`], for verifying every ply
-    /// of a replay: the key, pawn key, piece-square score and material in
-    /// one pass over each piece's bitboard (checking the mailbox against the
-    /// bitboards on the way), then checkers, blockers, pinners and check
-    /// squares. The error names the first field that differs.
-    pub fn verify_state(&self) -> Result<(), &'static str> {
+    /// board's redundant representations with each other; fast enough for
+    /// every ply of a replay: the key, pawn key, piece-square score and
+    /// material in one pass over each piece's bitboard (checking the mailbox
+    /// against the bitboards on the way), then checkers, blockers, pinners,
+    /// check squares, castling rights, and that the side not to move is not
+    /// in check. The error names the first field that differs.
+    pub fn verify_state(&self) -> Result<(), StateField> {
         let st = self.st();
         let c = &st.copied;
         let occupied = self.occupied();
@@ -1415,7 +1362,7 @@ impl Position {
         if (self.by_color.white & self.by_color.black).any()
             || (r.pawn | r.knight | r.bishop | r.rook | r.queen | r.king) != occupied
         {
-            return Err("bitboards overlap or disagree with the occupancy");
+            return Err(StateField::Occupancy);
         }
         // Piece by piece over its bitboard: each square's mailbox entry must
         // hold that piece (with the disjointness above and the count below,
@@ -1457,13 +1404,13 @@ impl Position {
         add(Piece::BlackQueen);
         add(Piece::BlackKing);
         if board_mismatch {
-            return Err("mailbox disagrees with the bitboards");
+            return Err(StateField::Mailbox);
         }
         if self.board.iter().filter(|p| p.is_some()).count() != occupied.count() as usize {
-            return Err("mailbox holds pieces the bitboards lack");
+            return Err(StateField::MailboxExtra);
         }
         if count_mismatch {
-            return Err("piece counts");
+            return Err(StateField::PieceCounts);
         }
         key ^= zobrist::castling(c.castling_rights);
         if let Some(ep) = c.ep_square {
@@ -1473,28 +1420,28 @@ impl Position {
             key ^= zobrist::WHITE_TO_MOVE;
         }
         if key != st.key {
-            return Err("key");
+            return Err(StateField::Key);
         }
         if pawn_key != c.pawn_key {
-            return Err("pawn key");
+            return Err(StateField::PawnKey);
         }
         if psq != c.psq {
-            return Err("piece-square score");
+            return Err(StateField::Psq);
         }
         if material_key != c.material_key {
-            return Err("material key");
+            return Err(StateField::MaterialKey);
         }
         if npm != c.non_pawn_material {
-            return Err("non-pawn material");
+            return Err(StateField::NonPawnMaterial);
         }
         if self.piece_count[Piece::WhiteKing] != 1 || self.piece_count[Piece::BlackKing] != 1 {
-            return Err("kings");
+            return Err(StateField::Kings);
         }
         if c.ep_square.is_some() && self.compute_ep_square() != c.ep_square {
-            return Err("en-passant square");
+            return Err(StateField::EnPassant);
         }
         if st.checkers != self.compute_checkers() {
-            return Err("checkers");
+            return Err(StateField::Checkers);
         }
         let (blockers, pinners, check_squares) = self.check_info();
         // One branch for the ten bitboards (a derived `==` branches on each).
@@ -1512,15 +1459,19 @@ impl Position {
             | differ(cs.king, scs.king);
         if diff != 0 {
             return Err(if blockers != st.blockers_for_king {
-                "blockers for king"
+                StateField::Blockers
             } else if pinners != st.pinners {
-                "pinners"
+                StateField::Pinners
             } else {
-                "check squares"
+                StateField::CheckSquares
             });
         }
         if c.castling_rights != 0 && !self.castling_rights_consistent() {
-            return Err("castling rights");
+            return Err(StateField::CastlingRights);
+        }
+        let them = !self.side_to_move;
+        if self.is_attacked_by(self.side_to_move, self.king(them), occupied) {
+            return Err(StateField::OpponentInCheck);
         }
         Ok(())
     }
@@ -1720,6 +1671,64 @@ impl MoveSink for MoveList {
     }
 }
 
+/// The part of a position's state that [`Position::verify_state`] found
+/// wrong: an incremental field that differs from its from-scratch value,
+/// or two representations of the board that disagree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum StateField {
+    /// The colour and role bitboards overlap or miss occupied squares.
+    #[error("bitboards overlap or disagree with the occupancy")]
+    Occupancy,
+    /// A square's mailbox entry is not the piece its bitboards hold.
+    #[error("mailbox disagrees with the bitboards")]
+    Mailbox,
+    /// The mailbox holds pieces on squares the bitboards leave empty.
+    #[error("mailbox holds pieces the bitboards lack")]
+    MailboxExtra,
+    /// The piece counts.
+    #[error("piece counts")]
+    PieceCounts,
+    /// A side without exactly one king.
+    #[error("kings")]
+    Kings,
+    /// The Zobrist key.
+    #[error("key")]
+    Key,
+    /// The pawn key.
+    #[error("pawn key")]
+    PawnKey,
+    /// The material key.
+    #[error("material key")]
+    MaterialKey,
+    /// The non-pawn material per side.
+    #[error("non-pawn material")]
+    NonPawnMaterial,
+    /// The piece-square score.
+    #[error("piece-square score")]
+    Psq,
+    /// The en-passant square.
+    #[error("en-passant square")]
+    EnPassant,
+    /// The pieces giving check.
+    #[error("checkers")]
+    Checkers,
+    /// The pieces shielding each king.
+    #[error("blockers for king")]
+    Blockers,
+    /// The sliders pinning those blockers.
+    #[error("pinners")]
+    Pinners,
+    /// The squares from which each role gives check.
+    #[error("check squares")]
+    CheckSquares,
+    /// Castling rights without their king and rook in place.
+    #[error("castling rights")]
+    CastlingRights,
+    /// The side not to move is in check (no legal position).
+    #[error("side not to move in check")]
+    OpponentInCheck,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1773,13 +1782,13 @@ mod tests {
             for (name, corrupt) in corruptions {
                 let mut bad = pos.clone();
                 corrupt(&mut bad);
-                let got = bad.verify_state();
+                let got = bad.verify_state().map_err(|field| field.to_string());
                 assert!(got.is_err(), "{fen}: {name} corruption passed");
                 // Where a corruption changes more than one derived value (a
                 // set en-passant square also changes the key), an earlier
                 // check may name it; otherwise it must be named exactly.
                 if name != "en-passant square" {
-                    assert_eq!(got, Err(name), "{fen}");
+                    assert_eq!(got, Err(name.to_string()), "{fen}");
                 }
             }
         }

@@ -463,7 +463,7 @@ impl Replayer {
                             local,
                             line_offset,
                             RejectKind::VerifyFailed,
-                            field.into(),
+                            field.to_string(),
                         ));
                     }
                     if self.options.keys {
