@@ -732,18 +732,40 @@ fn run_kbz(budget: Budget) -> Report {
     })
 }
 
-/// Every input a fuzzing run ever saved as a crash, kept in
-/// `tests/data/fuzz/` (named `TARGET-crash-HASH.bin`), runs clean through
-/// its target. (The 205 `moves` inputs there were saved while that target
-/// was being written, on 2026-11-22; which defect each exposed was not
-/// recorded. They pass now and guard against its return.)
+/// Every input kept in `tests/data/fuzz/` (named `TARGET-crash-HASH.bin`:
+/// bytes a fuzzing run saved because its target panicked on them) runs
+/// clean through its target. Each is listed in that directory's
+/// `README.md`, a table whose rows start with the file name in backticks
+/// and say what the input exposed: a file without a row or a description,
+/// or a row without a file, fails the test, which runs exactly the listed
+/// inputs.
 #[test]
 fn fuzz_regressions() {
     let dir = root().join("tests/data/fuzz");
+    let manifest = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let mut listed = std::collections::HashMap::new();
+    for line in manifest.lines().map(str::trim).filter(|l| l.starts_with('|')) {
+        // | `NAME` | target | what it exposed |
+        let cells: Vec<&str> = line.trim_matches('|').split('|').map(str::trim).collect();
+        let Some(name) = cells[0].strip_prefix('`').and_then(|c| c.strip_suffix('`')) else {
+            continue; // the header and its rule
+        };
+        let described = cells.len() >= 3 && !cells[2..].concat().is_empty();
+        assert!(listed.insert(name.to_string(), described).is_none(), "{name}: two rows");
+        assert!(dir.join(name).is_file(), "{name}: in README.md but not in {}", dir.display());
+    }
     let mut ran = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name == "README.md" {
+            continue;
+        }
+        match listed.get(&name) {
+            None => panic!("{name}: no row in README.md"),
+            Some(false) => panic!("{name}: its row in README.md does not say what it exposed"),
+            Some(true) => {}
+        }
         let input = std::fs::read(&path).unwrap();
         let scratch = fuzz_dir().join("regression-scratch");
         let kind = name.split('-').next().unwrap().to_string();
@@ -769,7 +791,7 @@ fn fuzz_regressions() {
         }
         ran += 1;
     }
-    assert!(ran >= 205, "only {ran} regression inputs in {}", dir.display());
+    assert_eq!(ran, listed.len(), "inputs run against rows in README.md");
 }
 
 /// The driver itself: a target that panics on some inputs must be caught,

@@ -4,7 +4,7 @@
 //! [`Annotation::new`] checks the settings, starts the engine once to name
 //! it in the header, and allocates every worker's search table before
 //! anything is written; [`Annotation::run`] streams the inputs through the
-//! workers ([`run`](crate::pipeline::run)) and writes the blocks in input
+//! workers ([`run`]) and writes the blocks in input
 //! order. What the run meets on the way (progress, unreadable input,
 //! rejected games) goes to an [`AnnotateSink`]; the caller draws bars and
 //! writes reports from there.
