@@ -742,7 +742,8 @@ fn run_kbz(budget: Budget) -> Report {
 #[test]
 fn fuzz_regressions() {
     let dir = root().join("tests/data/fuzz");
-    let manifest = std::fs::read_to_string(dir.join("README.md")).unwrap();
+    let manifest =
+        std::fs::read_to_string(dir.join("README.md")).expect("tests/data/fuzz/README.md");
     let mut listed = std::collections::HashMap::new();
     for line in manifest.lines().map(str::trim).filter(|l| l.starts_with('|')) {
         // | `NAME` | target | what it exposed |
