@@ -72,24 +72,11 @@
 //! let (input, output) = (dir.join("game.pgn"), dir.join("game.kbz"));
 //! std::fs::write(&input, pgn)?;
 //! let settings = Settings {
-//!     label: LabelWith::Search(None),
-//!     format: None,
-//!     threads: 1,
 //!     depth: 2,
-//!     nodes: 0,
 //!     hash_mib: 1,
 //!     skip_plies: 0,
-//!     skip_check: true,
 //!     skip_captures: false,
-//!     sample: 1.0,
-//!     seed: 0,
-//!     dedup: false,
-//!     max_games: 0,
-//!     max_positions: 0,
-//!     max_bytes: 0,
-//!     shard: (0, 1),
-//!     block_games: 64,
-//!     block_labels: 4096,
+//!     ..Settings::default()
 //! };
 //! let job = Annotation::new(vec![input], output.clone(), OutputMode::Replace, settings)?;
 //! let report = job.run(&mut (), &Arc::new(AtomicBool::new(false)))?;

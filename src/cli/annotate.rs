@@ -141,11 +141,7 @@ pub struct AnnotateArgs {
 
 fn parse_shard(text: &str) -> Result<(u64, u64)> {
     let (k, n) = text.split_once('/').context("--shard expects K/N, e.g. 0/4")?;
-    let (k, n): (u64, u64) = (k.trim().parse()?, n.trim().parse()?);
-    if n == 0 || k >= n {
-        bail!("--shard {text}: K must be below N");
-    }
-    Ok((k, n))
+    Ok((k.trim().parse()?, n.trim().parse()?))
 }
 
 /// Everything the summary reports.
@@ -260,13 +256,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             bail!("--errors {} is the output file", errors.display());
         }
     }
-    if !(0.0..=1.0).contains(&args.sample) {
-        bail!("--sample must be between 0 and 1");
-    }
     let shard = args.shard.as_deref().map(parse_shard).transpose()?.unwrap_or((0, 1));
-    if shard.1 > 1 && args.max_positions.is_some() {
-        bail!("--max-positions cannot be split across shards: apply it to the merged file");
-    }
     let label = match (&args.engine, args.label) {
         (Some(_), LabelArg::PgnEval) => {
             bail!("--engine labels by searching: it cannot be used with --label pgn-eval")
@@ -315,9 +305,15 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         (false, true) => OutputMode::Replace,
         (false, false) => OutputMode::Create,
     };
+    // The job checks the settings; here its errors get their flags' names.
     let job =
         Annotation::new(args.inputs.clone(), args.output.clone(), mode, settings).map_err(|e| {
             match e {
+                AnnotateError::Sample(_) => anyhow!("--sample must be between 0 and 1"),
+                AnnotateError::Shard { k, n } => anyhow!("--shard {k}/{n}: K must be below N"),
+                AnnotateError::MaxPositionsWithShards => anyhow!(
+                    "--max-positions cannot be split across shards: apply it to the merged file"
+                ),
                 AnnotateError::Table { .. } | AnnotateError::OutputIsInput { .. } => anyhow!("{e}"),
                 e => anyhow::Error::new(e),
             }

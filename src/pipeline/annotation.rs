@@ -38,7 +38,9 @@ use crate::{
     },
     record::{
         file::{KbzWriter, RecordError},
-        format::{Block, FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+        format::{
+            BLOCK_GAMES, BLOCK_LABELS, Block, FORMAT_VERSION, Header, LabelSource, MAGIC, Options,
+        },
     },
     search::tt::TableError,
 };
@@ -105,6 +107,35 @@ pub struct Settings {
     pub block_games: u32,
     /// Labels per block at most.
     pub block_labels: u32,
+}
+
+impl Default for Settings {
+    /// The command line's defaults: kibitz's search with the hand-written
+    /// evaluation to depth 8, one thread, a 16 MiB table, the first 8 plies
+    /// and positions in check or with a capture as best move skipped,
+    /// everything kept, no limits, one shard, the format's block sizes.
+    fn default() -> Settings {
+        Settings {
+            label: LabelWith::Search(None),
+            format: None,
+            threads: 1,
+            depth: 8,
+            nodes: 0,
+            hash_mib: 16,
+            skip_plies: 8,
+            skip_check: true,
+            skip_captures: true,
+            sample: 1.0,
+            seed: 0,
+            dedup: false,
+            max_games: 0,
+            max_positions: 0,
+            max_bytes: 0,
+            shard: (0, 1),
+            block_games: BLOCK_GAMES,
+            block_labels: BLOCK_LABELS,
+        }
+    }
 }
 
 /// Why an annotate run could not start or finish.
@@ -758,23 +789,12 @@ mod tests {
         std::fs::write(&input, "1. e4 e5 *\n").unwrap();
         let settings = Settings {
             label: LabelWith::PgnEval,
-            format: None,
-            threads: 1,
-            depth: 1,
-            nodes: 0,
-            hash_mib: 1,
             skip_plies: 0,
             skip_check: false,
             skip_captures: false,
-            sample: 1.0,
-            seed: 0,
-            dedup: false,
-            max_games: 0,
-            max_positions: 0,
-            max_bytes: 0,
-            shard: (0, 1),
             block_games: 8,
             block_labels: 8,
+            ..Settings::default()
         };
         let new = |output: &PathBuf, s: Settings| {
             Annotation::new(vec![input.clone()], output.clone(), OutputMode::Replace, s)
