@@ -14,20 +14,7 @@ use kibitz::{
 };
 use serde_json::Value;
 
-use crate::replay::{TempDir, sample};
-
-fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::util::{TempDir, kibitz, s, sample};
 
 fn annotate(args: &[&str]) -> Value {
     let mut all = vec!["annotate", "--quiet", "--json"];

@@ -1,13 +1,6 @@
 //! The `kibitz` binary: outputs, exit codes and error messages.
 
-fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
+use crate::util::{TempDir, kibitz, s, sample};
 
 #[test]
 fn perft_startpos() {
@@ -47,16 +40,14 @@ fn perft_suite_of_the_project() {
 
 #[test]
 fn perft_suite_reports_mismatches() {
-    let dir = std::env::temp_dir().join(format!("kibitz-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let file = dir.join("wrong.epd");
+    let dir = TempDir::new("cli-perft");
+    let file = dir.path("wrong.epd");
     std::fs::write(
         &file,
         "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1 ;D1 20 ;D2 401\n",
     )
     .unwrap();
-    let (code, out, _) = kibitz(&["perft", "--suite", file.to_str().unwrap()]);
-    std::fs::remove_dir_all(&dir).unwrap();
+    let (code, out, _) = kibitz(&["perft", "--suite", s(&file)]);
     assert_eq!(code, 1);
     assert!(out.contains("MISMATCH") && out.contains("expected 401, got 400"), "{out}");
 }
@@ -78,17 +69,12 @@ fn an_impossible_hash_is_a_clear_error() {
     assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
     assert!(out.is_empty(), "{out}");
 
-    let output = std::env::temp_dir().join(format!("kibitz-hash-{}.kbz", std::process::id()));
-    let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.pgn");
-    let (code, out, err) = kibitz(&[
-        "annotate",
-        "--quiet",
-        sample,
-        "--hash",
-        "4294967295",
-        "-o",
-        output.to_str().unwrap(),
-    ]);
+    let dir = TempDir::new("cli-hash");
+    let output = dir.path("hash.kbz");
+    let sample = sample();
+    let sample = s(&sample);
+    let (code, out, err) =
+        kibitz(&["annotate", "--quiet", sample, "--hash", "4294967295", "-o", s(&output)]);
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("cannot allocate a 4294967295 MiB transposition table"), "{err}");
     assert!(!output.exists(), "no output file is started");
@@ -108,10 +94,9 @@ fn an_impossible_hash_is_a_clear_error() {
         "--hash",
         "4294967295",
         "-o",
-        output.to_str().unwrap(),
+        s(&output),
     ]);
     let written = output.exists();
-    let _ = std::fs::remove_file(&output);
     assert_eq!(code, 0, "{out}{err}");
     assert!(written, "{out}{err}");
 }
@@ -120,11 +105,10 @@ fn an_impossible_hash_is_a_clear_error() {
 /// is created or truncated: the input would be gone before it is read.
 #[test]
 fn an_output_that_is_an_input_is_refused() {
-    let dir = std::env::temp_dir().join(format!("kibitz-same-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let scratch = TempDir::new("cli-same");
+    let dir = scratch.root();
     let pgn = dir.join("in.pgn");
-    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/data/sample.pgn"), &pgn).unwrap();
+    std::fs::copy(sample(), &pgn).unwrap();
     let kbz = dir.join("a.kbz");
     let p = |p: &std::path::Path| p.to_str().unwrap().to_string();
     let (code, _, err) = kibitz(&["annotate", "--quiet", "--depth", "1", &p(&pgn), "-o", &p(&kbz)]);
@@ -200,5 +184,4 @@ fn an_output_that_is_an_input_is_refused() {
     assert!(!dir.join("never.kbz").exists(), "no output started");
     assert_eq!(std::fs::read(&kbz).unwrap(), kbz_bytes, "the .kbz input is intact");
     assert_eq!(std::fs::read(&pgn).unwrap(), pgn_bytes, "the PGN input is intact");
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -7,24 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::replay::{TempDir, sample};
-
-fn kibitz(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
-    let out = crate::util::kibitz_command()
-        .args(args)
-        .envs(env.iter().copied())
-        .output()
-        .expect("run kibitz");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
+use crate::util::{TempDir, kibitz_env, s, sample};
 
 fn fake_engine() -> String {
     format!("{}/tests/data/fake_engine.sh", env!("CARGO_MANIFEST_DIR"))
@@ -54,7 +37,7 @@ fn annotate_fake(dir: &TempDir, out: &Path, plan: &str, extra: &[&str]) -> (i32,
         s(out),
     ];
     args.extend_from_slice(extra);
-    let (code, stdout, stderr) = kibitz(
+    let (code, stdout, stderr) = kibitz_env(
         &args,
         &[
             ("FAKE_ENGINE_KIBITZ", env!("CARGO_BIN_EXE_kibitz")),
@@ -95,12 +78,12 @@ fn promotions_without_an_equals_sign_reach_the_engine() {
             ("FAKE_ENGINE_STATE", s(&state)),
             ("FAKE_ENGINE_PLAN", ""),
         ];
-        let (code, stdout, stderr) = kibitz(&args, &env);
+        let (code, stdout, stderr) = kibitz_env(&args, &env);
         assert_eq!(code, 0, "{stderr}");
         let v: Value = serde_json::from_str(&stdout).unwrap();
         assert_eq!((v["games"].as_u64(), v["rejected"].as_u64()), (Some(1), Some(0)), "{v}");
         assert_eq!(v["labelled"], 11, "{v}");
-        let (code, exported, stderr) = kibitz(&["export", s(&out), "--format", "pgn"], &[]);
+        let (code, exported, stderr) = kibitz_env(&["export", s(&out), "--format", "pgn"], &[]);
         assert_eq!(code, 0, "{stderr}");
         assert!(exported.contains("5. bxa8=Q"), "{exported}");
         assert!(exported.contains("5... Nb6"), "{exported}");
@@ -149,7 +132,7 @@ fn engine_crashes_hangs_and_garbage_are_contained() {
     };
     assert_eq!(looked(&sum), looked(&base));
     assert_eq!(sum["skipped_unlabelled"].as_u64().unwrap(), 2);
-    let (code, out, err) = kibitz(&["inspect", s(&faulty)], &[]);
+    let (code, out, err) = kibitz_env(&["inspect", s(&faulty)], &[]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("end marker present"), "{out}");
     assert!(out.contains("engine kibitz"), "the header names the engine: {out}");
@@ -171,7 +154,7 @@ fn a_broken_engine_stops_the_run_and_resume_finishes_it() {
     assert!(err.contains("failed 3 positions in a row"), "{err}");
     assert!(err.contains("--resume"), "{err}");
     assert!(sum["engine_gave_up"].as_str().unwrap().contains("game 1 at byte 0"), "{sum}");
-    let (code, text, _) = kibitz(&["inspect", s(&out)], &[]);
+    let (code, text, _) = kibitz_env(&["inspect", s(&out)], &[]);
     assert_eq!(code, 1, "an interrupted file is not passed as complete: {text}");
     assert!(text.contains("NO END MARKER"), "{text}");
 
@@ -186,7 +169,7 @@ fn an_engine_that_cannot_start_is_a_clear_error() {
     let dir = TempDir::new("engine-missing");
     let out = dir.path("x.kbz");
     let sample = sample();
-    let (code, _, err) = kibitz(
+    let (code, _, err) = kibitz_env(
         &["annotate", "--quiet", s(&sample), "--engine", "/nonexistent/engine", "-o", s(&out)],
         &[],
     );
@@ -214,8 +197,10 @@ fn an_engine_that_stops_reading_is_an_error_not_a_quiet_success() {
     std::fs::set_permissions(&engine, perms).unwrap();
     let out = dir.path("x.kbz");
     let sample = sample();
-    let (code, stdout, err) =
-        kibitz(&["annotate", "--quiet", s(&sample), "--engine", s(&engine), "-o", s(&out)], &[]);
+    let (code, stdout, err) = kibitz_env(
+        &["annotate", "--quiet", s(&sample), "--engine", s(&engine), "-o", s(&out)],
+        &[],
+    );
     assert_eq!(code, 1, "{stdout}{err}");
     assert!(err.contains("the engine exited or stopped reading"), "{err}");
 }
@@ -233,7 +218,7 @@ fn an_option_the_engine_lacks_is_refused() {
         ("FAKE_ENGINE_PLAN", ""),
     ];
     let run = |option: &str, out: &Path| {
-        kibitz(
+        kibitz_env(
             &[
                 "annotate",
                 "--quiet",
@@ -284,7 +269,7 @@ mod stockfish {
 
     fn annotate_sf(out: &Path, threads: &str) -> Value {
         let input = shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
-        let (code, stdout, err) = kibitz(
+        let (code, stdout, err) = kibitz_env(
             &[
                 "annotate",
                 "--quiet",
@@ -338,7 +323,7 @@ mod stockfish {
         let searched = summary["searched"].as_u64().unwrap();
         assert!(expected.len() > 200, "{}", expected.len());
 
-        let (code, jsonl, err) = kibitz(&["export", s(&out), "--format", "jsonl"], &[]);
+        let (code, jsonl, err) = kibitz_env(&["export", s(&out), "--format", "jsonl"], &[]);
         assert_eq!(code, 0, "{err}");
         let mut got = BTreeMap::new();
         for line in jsonl.lines() {
@@ -376,7 +361,7 @@ mod stockfish {
         let dir = TempDir::new("engine-stockfish-960");
         let out = dir.path("960.kbz");
         let input = shared("pgn/chess960/cutechess-fischerrandom.pgn");
-        let (code, stdout, err) = kibitz(
+        let (code, stdout, err) = kibitz_env(
             &[
                 "annotate",
                 "--quiet",

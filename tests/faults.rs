@@ -16,17 +16,10 @@ use std::{
 
 use serde_json::Value;
 
-use crate::{
-    replay::{TempDir, sample},
-    util::Rng,
-};
+use crate::util::{Rng, TempDir, s, sample};
 
 fn bin() -> Command {
     crate::util::kibitz_command()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// Waits for a child at most `limit`, reading its output meanwhile; kills
@@ -343,7 +336,7 @@ fn a_game_cut_by_broken_compression_is_not_counted() {
 
     // EPD, gzip cut anywhere: the positions read are the whole lines of
     // the text handed over, the line the break cuts is not read.
-    let epd = std::fs::read(crate::replay::sample().with_file_name("bench.epd")).unwrap();
+    let epd = std::fs::read(crate::util::sample().with_file_name("bench.epd")).unwrap();
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
     gz.write_all(&epd).unwrap();
     let gz = gz.finish().unwrap();

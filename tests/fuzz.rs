@@ -707,7 +707,7 @@ fn run_net(budget: Budget) -> Report {
 }
 
 fn run_kbz(budget: Budget) -> Report {
-    let scratch = crate::replay::TempDir::new("fuzz-kbz");
+    let scratch = crate::util::TempDir::new("fuzz-kbz");
     let seed = kbz_seed(&scratch.path(""));
     // Seeds: the file, and variants mutated inside their frames (a byte
     // mutation of a frame fails its checksum; these reach the decoder).

@@ -19,7 +19,7 @@ use kibitz::{
     nnue::{Accumulator, Network, NnueEval},
 };
 
-use crate::{replay::TempDir, util::Rng};
+use crate::util::{Rng, TempDir, kibitz};
 
 /// Plays seeded random games; after every legal move of every position
 /// visited, the evaluator's accumulator (kept up to date move by move, the
@@ -83,15 +83,6 @@ fn incremental_equals_refresh_chess960() {
     eprintln!("chess960, synthetic net: {checked} moves, accumulators equal after each");
 }
 
-fn kibitz(args: &[&str]) -> (i32, String, String) {
-    let out = crate::util::kibitz_command().args(args).output().expect("run kibitz");
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
 /// Every way a net file can be wrong gives one clear line naming the file,
 /// exit 1, and no panic.
 #[test]
@@ -145,7 +136,7 @@ fn the_commands_search_with_a_net() {
     let path = dir.path("synthetic.nnue");
     std::fs::write(&path, net.to_bytes()).unwrap();
     let p = path.to_str().unwrap();
-    let sample = crate::replay::sample();
+    let sample = crate::util::sample();
     let mut outputs = Vec::new();
     for threads in ["1", "2"] {
         let out = dir.path(&format!("out{threads}.kbz"));

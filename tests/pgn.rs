@@ -22,10 +22,7 @@ use kibitz::{
     pipeline::replay::set_start_position,
 };
 
-use crate::{
-    replay::TempDir,
-    util::{Rng, shared},
-};
+use crate::util::{Rng, TempDir, shared};
 
 const SOURCES: [&str; 5] = [
     "pgn/lichess/lichess-org_database_2016-05.pgn.zst",

@@ -3,39 +3,11 @@
 //! `data/sample.pgn` and files they generate; with `--features corpus` the
 //! shared corpora are checked against python-chess's counts.
 
-use std::{
-    io::Write,
-    path::{Path, PathBuf},
-    process::Stdio,
-};
+use std::{io::Write, process::Stdio};
 
 use serde_json::Value;
 
-/// A scratch directory removed at the end of the test.
-pub struct TempDir(PathBuf);
-
-impl TempDir {
-    pub fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("kibitz-test-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-pub fn sample() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample.pgn")
-}
+use crate::util::{TempDir, s, sample};
 
 /// Runs `kibitz replay --json --quiet ARGS`; returns (exit code, summary,
 /// stderr).
@@ -57,10 +29,6 @@ fn counts(v: &Value) -> (u64, u64, u64) {
         v["plies"].as_u64().unwrap(),
         v["rejected_games"].as_u64().unwrap(),
     )
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 #[test]

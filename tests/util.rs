@@ -2,7 +2,7 @@
 
 #![allow(dead_code)]
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// A small seeded generator (xorshift64*), so every run plays the same games.
 pub struct Rng(u64);
@@ -36,4 +36,57 @@ pub fn kibitz_command() -> std::process::Command {
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_kibitz"));
     command.env_remove("KIBITZ_NET");
     command
+}
+
+/// Runs the kibitz binary with `args` and the extra environment `env`;
+/// returns (exit code, stdout, stderr).
+pub fn kibitz_env(args: &[&str], env: &[(&str, &str)]) -> (i32, String, String) {
+    let out = kibitz_command().args(args).envs(env.iter().copied()).output().expect("run kibitz");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Runs the kibitz binary with `args`; returns (exit code, stdout, stderr).
+pub fn kibitz(args: &[&str]) -> (i32, String, String) {
+    kibitz_env(args, &[])
+}
+
+/// A path as the `&str` a command line takes.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The project's own sample games, `data/sample.pgn`.
+pub fn sample() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/sample.pgn")
+}
+
+/// A scratch directory removed at the end of the test.
+pub struct TempDir(PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("kibitz-test-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// The directory itself.
+    pub fn root(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
