@@ -1,0 +1,144 @@
+//! Chunks: pieces of an input holding whole games, and the events that
+//! reading an input emits.
+
+use std::{
+    ops::{Deref, Range},
+    sync::Arc,
+};
+
+use super::{Compression, Format};
+use crate::io::mapguard::GuardedMap;
+
+/// Chunking parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct ChunkConfig {
+    /// Preferred chunk size in bytes.
+    pub target: usize,
+    /// The largest game (or EPD line) kept whole; a longer one is skipped
+    /// with an error.
+    pub max_game: usize,
+    /// Stop each input after this many bytes of text (whole games only):
+    /// `--max-bytes`, a bound for endless inputs such as a device or a pipe.
+    pub max_text: u64,
+    /// Zstd frames decoded at once when a file has several.
+    pub frame_window: usize,
+}
+
+impl Default for ChunkConfig {
+    fn default() -> ChunkConfig {
+        ChunkConfig { target: 1 << 20, max_game: 256 << 20, frame_window: 8, max_text: u64::MAX }
+    }
+}
+
+/// Bytes of a chunk: a range of a mapped file, or an owned buffer.
+#[derive(Clone, Debug)]
+pub enum ChunkData {
+    /// A range of a memory-mapped plain file.
+    Mapped(Arc<GuardedMap>, Range<usize>),
+    /// Decompressed or read bytes.
+    Owned(Vec<u8>),
+}
+
+impl Deref for ChunkData {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            ChunkData::Mapped(map, range) => &map[range.clone()],
+            ChunkData::Owned(v) => v,
+        }
+    }
+}
+
+impl ChunkData {
+    /// For a mapped chunk whose file was truncated into or before the
+    /// chunk's range (so pages of it read as zeros): the file's size now.
+    pub fn cut_short(&self) -> Option<u64> {
+        match self {
+            ChunkData::Mapped(map, range) => map.shrunk().filter(|&now| now < range.end as u64),
+            ChunkData::Owned(_) => None,
+        }
+    }
+
+    /// Tells the kernel the pages of a mapped chunk will not be read again,
+    /// so a long run over a large file keeps a small resident set.
+    pub fn release(&self) {
+        if let ChunkData::Mapped(map, range) = self {
+            let page = 4096;
+            let start = range.start.div_ceil(page) * page;
+            let end = range.end / page * page;
+            if end > start {
+                // Safety: the map is a read-only shared mapping of a file;
+                // MADV_DONTNEED only drops clean page-cache pages from this
+                // process, which are read back from the file if touched
+                // again. No reference into this range outlives the chunk's
+                // processing, which is finished when this is called.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        start,
+                        end - start,
+                    )
+                };
+            }
+        }
+    }
+}
+
+/// A piece of an input that holds whole games (or whole lines).
+#[derive(Debug)]
+pub struct Chunk {
+    /// Index of the input among those given.
+    pub file: usize,
+    /// The text format.
+    pub format: Format,
+    /// Offset of the chunk's first byte in the input's decompressed text.
+    pub offset: u64,
+    /// Bytes of the (compressed) input consumed when the chunk was cut, for
+    /// progress reports.
+    pub input_pos: u64,
+    /// The text.
+    pub data: ChunkData,
+    /// Index (over all inputs) of the chunk's first game or EPD line, when
+    /// the pipeline counts games.
+    pub first_game: u64,
+}
+
+/// What reading an input produces, in order.
+#[derive(Debug)]
+pub enum InputEvent {
+    /// An input was opened.
+    Start {
+        /// Index of the input.
+        file: usize,
+        /// Its size on disk, when known.
+        size: Option<u64>,
+        /// Its compression.
+        compression: Compression,
+        /// Its text format.
+        format: Format,
+    },
+    /// A chunk of text.
+    Chunk(Chunk),
+    /// A problem that skips part or all of an input. The run goes on.
+    Error {
+        /// Index of the input.
+        file: usize,
+        /// Byte offset where it happened: in the compressed file for
+        /// decoding errors, in the text for oversized games.
+        offset: Option<u64>,
+        /// What went wrong.
+        message: String,
+    },
+    /// An input is finished.
+    End {
+        /// Index of the input.
+        file: usize,
+        /// Bytes read from the input.
+        bytes_in: u64,
+        /// Bytes of decompressed text.
+        bytes_out: u64,
+    },
+}
+
+/// Receives events; returns `false` to stop reading.
+pub type Emit<'a> = dyn FnMut(InputEvent) -> bool + 'a;

@@ -1,0 +1,586 @@
+//! Sources: bytes from files or standard input, decompressed, cut into
+//! chunks that end at game (or line) boundaries, ready to be parsed in
+//! parallel.
+//!
+//! * Plain regular files are memory-mapped (memmap2, sequential advice) and
+//!   chunks are ranges of the map: nothing is copied.
+//! * Pipes, character devices and standard input (`-`) are read with
+//!   `read`.
+//! * zstd is detected by its magic number (or a skippable frame's), gzip by
+//!   its own; file names do not matter. A zstd file of several frames
+//!   (pzstd, as Lichess publishes) is decoded a window of frames at a time
+//!   in parallel; a single frame streams through one decoder. Either way
+//!   the decoded text goes through a splitter that re-synchronises on
+//!   the next tag section, so a frame may end mid-game.
+//!
+//! Memory stays bounded: chunks are about [`ChunkConfig::target`] bytes, a
+//! bounded channel limits how many are in flight, and a game longer than
+//! [`ChunkConfig::max_game`] is reported and skipped rather than buffered.
+//!
+//! The reader lives here; `detect` recognises compressions and formats,
+//! `chunk` holds the chunk and event types, `frames` walks zstd frames and
+//! `split` cuts text at game boundaries.
+
+mod chunk;
+mod detect;
+mod frames;
+mod split;
+
+pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent};
+pub use detect::{Compression, Format, binary_at, sniff_format};
+pub use frames::{zstd_frame_end, zstd_frames};
+pub use split::find_boundary;
+
+use std::{
+    fs::File,
+    io::{self, BufRead, BufReader, Read},
+    ops::Range,
+    path::Path,
+    sync::Arc,
+};
+
+use memmap2::{Advice, Mmap};
+use rayon::prelude::*;
+
+use crate::io::mapguard::GuardedMap;
+use detect::compression_name;
+use frames::{MAX_PARALLEL_FRAME, decode_frame, is_skippable};
+use split::{SplitResult, Splitter, drop_cut_game, rfind_boundary};
+
+/// Reads one input (a path, or `-` for standard input) and emits its
+/// events. Never fails: problems become [`InputEvent::Error`].
+pub fn read_input(
+    file: usize,
+    path: &Path,
+    format: Option<Format>,
+    config: &ChunkConfig,
+    emit: &mut Emit<'_>,
+) {
+    let mut reader = InputReader { file, config: *config, emit, stopped: false };
+    reader.run(path, format);
+}
+
+struct InputReader<'a, 'b> {
+    file: usize,
+    config: ChunkConfig,
+    emit: &'a mut Emit<'b>,
+    stopped: bool,
+}
+
+/// A reader that counts the bytes it hands out.
+struct Counting<R> {
+    inner: R,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Reads a mapped file front to back, telling the kernel to drop the pages
+/// it has passed (so a compressed input does not stay resident), and
+/// counting the bytes it hands out.
+struct MappedReader<'a> {
+    map: &'a Mmap,
+    pos: usize,
+    released: usize,
+    count: Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Read for MappedReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.map.len() - self.pos);
+        buf[..n].copy_from_slice(&self.map[self.pos..self.pos + n]);
+        self.pos += n;
+        self.count.store(self.pos as u64, std::sync::atomic::Ordering::Relaxed);
+        const STEP: usize = 16 << 20;
+        if self.pos - self.released > STEP {
+            let end = (self.pos - (1 << 20)) / 4096 * 4096;
+            if end > self.released {
+                // Safety: a read-only shared file mapping; the dropped pages
+                // are behind the read position and only re-read from the
+                // file if touched again, which this reader never does.
+                let _ = unsafe {
+                    self.map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        self.released,
+                        end - self.released,
+                    )
+                };
+                self.released = end;
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl InputReader<'_, '_> {
+    fn send(&mut self, event: InputEvent) {
+        if !self.stopped && !(self.emit)(event) {
+            self.stopped = true;
+        }
+    }
+
+    fn error(&mut self, offset: Option<u64>, message: String) {
+        let file = self.file;
+        self.send(InputEvent::Error { file, offset, message });
+    }
+
+    fn run(&mut self, path: &Path, format: Option<Format>) {
+        let file = self.file;
+        if path.as_os_str() == "-" {
+            let stdin = io::stdin();
+            let reader = BufReader::with_capacity(1 << 20, stdin.lock());
+            let (bytes_in, bytes_out) = self.stream(reader, None, format);
+            self.send(InputEvent::End { file, bytes_in, bytes_out });
+            return;
+        }
+        let opened = File::open(path).and_then(|f| f.metadata().map(|m| (f, m)));
+        let (handle, meta) = match opened {
+            Ok(x) => x,
+            Err(e) => {
+                self.error(None, format!("cannot open: {e}"));
+                self.send(InputEvent::End { file, bytes_in: 0, bytes_out: 0 });
+                return;
+            }
+        };
+        if meta.is_dir() {
+            self.error(None, "is a directory".into());
+            self.send(InputEvent::End { file, bytes_in: 0, bytes_out: 0 });
+            return;
+        }
+        if meta.is_file() && meta.len() > 0 {
+            // Safety: the map is read-only and read as plain bytes. Another
+            // process truncating the file while it is mapped would make reads
+            // past the new end fault (SIGBUS); the guard turns those pages
+            // into zeros and the reader reports the file as cut short.
+            let mapped = handle.try_clone().and_then(|h| unsafe { GuardedMap::map(h) });
+            match mapped {
+                Ok(map) => {
+                    let _ = map.advise(Advice::Sequential);
+                    let (bytes_in, bytes_out) = self.mapped(Arc::new(map), format);
+                    self.send(InputEvent::End { file, bytes_in, bytes_out });
+                    return;
+                }
+                Err(e) => {
+                    // Fall back to reading.
+                    let _ = e;
+                }
+            }
+        }
+        let reader = BufReader::with_capacity(1 << 20, handle);
+        let size = meta.is_file().then_some(meta.len());
+        let (bytes_in, bytes_out) = self.stream(reader, size, format);
+        self.send(InputEvent::End { file, bytes_in, bytes_out });
+    }
+
+    /// A mapped regular file: returns (bytes in, bytes out).
+    fn mapped(&mut self, map: Arc<GuardedMap>, format: Option<Format>) -> (u64, u64) {
+        let out = self.mapped_inner(&map, format);
+        let was = map.len();
+        if let Some(now) = map.shrunk() {
+            self.error(
+                Some(now),
+                format!(
+                    "the file shrank from {was} to {now} bytes while being read: \
+                     nothing past byte {now} was read"
+                ),
+            );
+        } else if let Some(now) = map.grown() {
+            self.error(
+                Some(was as u64),
+                format!(
+                    "the file grew from {was} to {now} bytes while being read: \
+                     only the first {was} bytes were read"
+                ),
+            );
+        }
+        out
+    }
+
+    fn mapped_inner(&mut self, map: &Arc<GuardedMap>, format: Option<Format>) -> (u64, u64) {
+        let file = self.file;
+        let size = map.len() as u64;
+        let compression = Compression::detect(map);
+        match compression {
+            Compression::Plain => {
+                let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
+                self.send(InputEvent::Start { file, size: Some(size), compression, format });
+                if let Some(why) = binary_at(map) {
+                    self.error(Some(0), why);
+                    return (size, 0);
+                }
+                let mut start = 0;
+                let mut len = map.len();
+                let max = self.config.max_text;
+                if (len as u64) > max {
+                    // Whole games (or lines) within the first `max` bytes.
+                    len = rfind_boundary(map, max as usize, format).unwrap_or(0);
+                }
+                while start < len && !self.stopped {
+                    if map.shrunk().is_some() {
+                        // Cut short underneath us: the rest reads as zeros.
+                        break;
+                    }
+                    let mut end = if len - start <= self.config.target {
+                        len
+                    } else {
+                        find_boundary(map, start + self.config.target, format).unwrap_or(len)
+                    };
+                    if end - start > self.config.max_game + self.config.target {
+                        // No boundary for a long stretch: one huge game.
+                        // Skip it whole; the next chunk starts at the next
+                        // boundary.
+                        let skip_to = find_boundary(map, start + 1, format).unwrap_or(len);
+                        self.error(
+                            Some(start as u64),
+                            format!(
+                                "game longer than {} MiB ({} bytes): skipped",
+                                self.config.max_game >> 20,
+                                skip_to - start
+                            ),
+                        );
+                        start = skip_to;
+                        continue;
+                    }
+                    if end < start {
+                        end = len;
+                    }
+                    self.send(InputEvent::Chunk(Chunk {
+                        file,
+                        format,
+                        offset: start as u64,
+                        input_pos: end as u64,
+                        data: ChunkData::Mapped(map.clone(), start..end),
+                        first_game: 0,
+                    }));
+                    start = end;
+                }
+                if len < map.len() && !self.stopped {
+                    self.error(Some(len as u64), max_bytes_message(max));
+                }
+                (size, len as u64)
+            }
+            Compression::Zstd => {
+                let frames = zstd_frames(map);
+                let data_frames =
+                    frames.iter().filter(|r| !is_skippable(&map[(*r).clone()])).count();
+                if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
+                    self.zstd_frames(map, &frames, format)
+                } else {
+                    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
+                    match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(
+                        1 << 17,
+                        counting,
+                    )) {
+                        Ok(decoder) => {
+                            let out =
+                                self.split_stream(decoder, Some(size), compression, format, &count);
+                            (count.load(std::sync::atomic::Ordering::Relaxed), out)
+                        }
+                        Err(e) => {
+                            self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                            (0, 0)
+                        }
+                    }
+                }
+            }
+            Compression::Gzip => {
+                let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
+                let decoder =
+                    flate2::read::MultiGzDecoder::new(BufReader::with_capacity(1 << 17, counting));
+                let out = self.split_stream(decoder, Some(size), compression, format, &count);
+                (count.load(std::sync::atomic::Ordering::Relaxed), out)
+            }
+        }
+    }
+
+    /// A stream (stdin, pipe, device, or a file that could not be mapped).
+    fn stream<R: BufRead>(
+        &mut self,
+        mut reader: R,
+        size: Option<u64>,
+        format: Option<Format>,
+    ) -> (u64, u64) {
+        let head = match reader.fill_buf() {
+            Ok(h) => h,
+            Err(e) => {
+                self.error(Some(0), format!("cannot read: {e}"));
+                return (0, 0);
+            }
+        };
+        let compression = Compression::detect(head);
+        let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let counting = Counting { inner: reader, count: count.clone() };
+        let out = match compression {
+            Compression::Plain => self.split_stream(counting, size, compression, format, &count),
+            Compression::Zstd => {
+                match zstd::stream::read::Decoder::with_buffer(BufReader::new(counting)) {
+                    Ok(d) => self.split_stream(d, size, compression, format, &count),
+                    Err(e) => {
+                        self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                        0
+                    }
+                }
+            }
+            Compression::Gzip => {
+                let d = flate2::read::MultiGzDecoder::new(BufReader::new(counting));
+                self.split_stream(d, size, compression, format, &count)
+            }
+        };
+        (count.load(std::sync::atomic::Ordering::Relaxed), out)
+    }
+
+    /// Cuts a decoded stream into chunks. Returns the bytes of text.
+    fn split_stream<R: Read>(
+        &mut self,
+        mut reader: R,
+        size: Option<u64>,
+        compression: Compression,
+        format: Option<Format>,
+        count: &std::sync::atomic::AtomicU64,
+    ) -> u64 {
+        let file = self.file;
+        let mut splitter: Option<Splitter> = None;
+        let mut pending_start = Some((size, compression, format));
+        let mut buf = vec![0u8; 1 << 18];
+        loop {
+            if self.stopped {
+                break;
+            }
+            let n = match reader.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    if let Some((size, compression, format)) = pending_start.take() {
+                        let format = format.unwrap_or(Format::Pgn);
+                        self.send(InputEvent::Start { file, size, compression, format });
+                    }
+                    // Hand over the whole games decoded, then report where
+                    // it broke.
+                    let cut = drop_cut_game(&mut splitter);
+                    self.flush_splitter(&mut splitter, count);
+                    let at = count.load(std::sync::atomic::Ordering::Relaxed);
+                    self.error(
+                        Some(at),
+                        format!(
+                            "{} data broken near compressed byte {at}: {e}{}",
+                            compression_name(compression),
+                            cut_game_note(cut)
+                        ),
+                    );
+                    return splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                }
+            };
+            let data = &buf[..n];
+            if let Some((size, compression, format)) = pending_start.take() {
+                let format = format.unwrap_or_else(|| sniff_format(data));
+                self.send(InputEvent::Start { file, size, compression, format });
+                if let Some(why) = binary_at(data) {
+                    self.error(Some(0), why);
+                    return 0;
+                }
+                splitter = Some(Splitter::new(format, self.config));
+            }
+            if !self.push_text(&mut splitter, data, count) {
+                break;
+            }
+        }
+        if let Some((size, compression, format)) = pending_start.take() {
+            // Empty input.
+            self.send(InputEvent::Start {
+                file,
+                size,
+                compression,
+                format: format.unwrap_or(Format::Pgn),
+            });
+            return 0;
+        }
+        self.flush_splitter(&mut splitter, count);
+        splitter.map_or(0, |s| s.offset + s.buf.len() as u64)
+    }
+
+    fn drain_splitter(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        count: &std::sync::atomic::AtomicU64,
+        last: bool,
+    ) {
+        let Some(s) = splitter.as_mut() else { return };
+        loop {
+            match s.next(last) {
+                SplitResult::Chunk(offset, data) => {
+                    let input_pos = count.load(std::sync::atomic::Ordering::Relaxed);
+                    let file = self.file;
+                    let format = s.format;
+                    self.send(InputEvent::Chunk(Chunk {
+                        file,
+                        format,
+                        offset,
+                        input_pos,
+                        data: ChunkData::Owned(data),
+                        first_game: 0,
+                    }));
+                }
+                SplitResult::Oversized(offset, len) => {
+                    let max = self.config.max_game >> 20;
+                    self.error(
+                        Some(offset),
+                        format!("game longer than {max} MiB ({len} bytes so far): skipped"),
+                    );
+                }
+                SplitResult::NeedMore => break,
+            }
+            if self.stopped {
+                break;
+            }
+        }
+    }
+
+    /// Adds decoded text to the splitter and sends the chunks it makes.
+    /// Returns `false` when `--max-bytes` is reached: the games that fit are
+    /// sent, the one cut by the limit is dropped, and the input stops.
+    fn push_text(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        data: &[u8],
+        count: &std::sync::atomic::AtomicU64,
+    ) -> bool {
+        let Some(s) = splitter.as_mut() else { return true };
+        let max = self.config.max_text;
+        let room = max.saturating_sub(s.offset + s.buf.len() as u64);
+        if data.len() as u64 <= room {
+            s.buf.extend_from_slice(data);
+            self.drain_splitter(splitter, count, false);
+            return true;
+        }
+        s.buf.extend_from_slice(&data[..room as usize]);
+        let keep = rfind_boundary(&s.buf, s.buf.len(), s.format).unwrap_or(0);
+        s.buf.truncate(keep);
+        self.flush_splitter(splitter, count);
+        self.error(Some(max), max_bytes_message(max));
+        false
+    }
+
+    fn flush_splitter(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        count: &std::sync::atomic::AtomicU64,
+    ) {
+        self.drain_splitter(splitter, count, true);
+    }
+
+    /// A zstd file of several frames: decode windows of frames in parallel,
+    /// then split the text in order.
+    fn zstd_frames(
+        &mut self,
+        map: &Mmap,
+        frames: &[Range<usize>],
+        format: Option<Format>,
+    ) -> (u64, u64) {
+        let file = self.file;
+        let count = std::sync::atomic::AtomicU64::new(0);
+        let mut splitter: Option<Splitter> = None;
+        let mut started = false;
+        for window in frames.chunks(self.config.frame_window.max(1)) {
+            if self.stopped {
+                break;
+            }
+            let decoded: Vec<Result<Vec<u8>, String>> = window
+                .par_iter()
+                .map(|range| decode_frame(&map[range.clone()]).map_err(|e| e.to_string()))
+                .collect();
+            if let (Some(first), Some(last)) = (window.first(), window.last()) {
+                let start = first.start.div_ceil(4096) * 4096;
+                let end = last.end / 4096 * 4096;
+                if end > start {
+                    // Safety: as in `MappedReader::read`: these frames are
+                    // decoded and never read again.
+                    let _ = unsafe {
+                        map.unchecked_advise_range(
+                            memmap2::UncheckedAdvice::DontNeed,
+                            start,
+                            end - start,
+                        )
+                    };
+                }
+            }
+            for (range, result) in window.iter().zip(decoded) {
+                match result {
+                    Ok(text) => {
+                        count.store(range.end as u64, std::sync::atomic::Ordering::Relaxed);
+                        if text.is_empty() {
+                            continue; // skippable frame
+                        }
+                        if !started {
+                            started = true;
+                            let format = format.unwrap_or_else(|| sniff_format(&text));
+                            self.send(InputEvent::Start {
+                                file,
+                                size: Some(map.len() as u64),
+                                compression: Compression::Zstd,
+                                format,
+                            });
+                            if let Some(why) = binary_at(&text) {
+                                self.error(Some(0), why);
+                                return (range.end as u64, 0);
+                            }
+                            splitter = Some(Splitter::new(format, self.config));
+                        }
+                        if !self.push_text(&mut splitter, &text, &count) {
+                            let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                            return (range.end as u64, out);
+                        }
+                    }
+                    Err(e) => {
+                        let cut = drop_cut_game(&mut splitter);
+                        self.flush_splitter(&mut splitter, &count);
+                        self.error(
+                            Some(range.start as u64),
+                            format!(
+                                "zstd frame at compressed byte {} broken: {e}{}",
+                                range.start,
+                                cut_game_note(cut)
+                            ),
+                        );
+                        let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
+                        return (range.start as u64, out);
+                    }
+                }
+            }
+        }
+        if !started {
+            self.send(InputEvent::Start {
+                file,
+                size: Some(map.len() as u64),
+                compression: Compression::Zstd,
+                format: format.unwrap_or(Format::Pgn),
+            });
+        }
+        self.flush_splitter(&mut splitter, &count);
+        (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
+    }
+}
+
+/// What the error message adds about a game dropped by [`drop_cut_game`].
+fn cut_game_note(cut: Option<u64>) -> String {
+    cut.map_or_else(String::new, |at| {
+        format!(" (the game it cuts, from text byte {at}, is not read)")
+    })
+}
+
+fn max_bytes_message(max: u64) -> String {
+    format!("stopped after {max} bytes of text (--max-bytes): the rest of the input is not read")
+}
+
+/// How an input is named in messages: its path, or `<stdin>` for `-`.
+pub fn display_name(path: &Path) -> String {
+    if path.as_os_str() == "-" { "<stdin>".into() } else { path.display().to_string() }
+}
