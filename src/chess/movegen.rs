@@ -33,7 +33,7 @@ use crate::chess::{
     bitboard::Bitboard,
     mv::{Move, MoveList},
     position::{Position, pawn_push},
-    types::{CastlingSide, Color, Rank, Square},
+    types::{CastlingSide, Color, Rank, Role, Square},
 };
 
 /// Generate captures and queen promotions.
@@ -54,6 +54,50 @@ pub trait MoveSink {
     fn promotions(&mut self, targets: Bitboard, delta: i32, queen: bool, under: bool);
     /// One move (castling, en passant, a pinned pawn's capture).
     fn one(&mut self, m: Move);
+}
+
+/// The generator's usual sink: every move into a [`MoveList`].
+impl MoveSink for MoveList {
+    #[inline(always)]
+    fn piece(&mut self, from: Square, targets: Bitboard) {
+        for to in targets {
+            // Safety: see `MAX_MOVES`: a position has at most 16 pieces a
+            // side (checked when it is set up), so at most 415 legal moves.
+            unsafe { self.push_unchecked(Move::normal(from, to)) };
+        }
+    }
+
+    #[inline(always)]
+    fn pawns(&mut self, targets: Bitboard, delta: i32) {
+        for to in targets {
+            // Safety: as in `piece`.
+            unsafe { self.push_unchecked(Move::normal(to.offset_unchecked(-delta), to)) };
+        }
+    }
+
+    #[inline(always)]
+    fn promotions(&mut self, targets: Bitboard, delta: i32, queen: bool, under: bool) {
+        for to in targets {
+            let from = to.offset_unchecked(-delta);
+            // Safety: as in `piece`.
+            unsafe {
+                if queen {
+                    self.push_unchecked(Move::promotion(from, to, Role::Queen));
+                }
+                if under {
+                    self.push_unchecked(Move::promotion(from, to, Role::Rook));
+                    self.push_unchecked(Move::promotion(from, to, Role::Bishop));
+                    self.push_unchecked(Move::promotion(from, to, Role::Knight));
+                }
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn one(&mut self, m: Move) {
+        // Safety: as in `piece`.
+        unsafe { self.push_unchecked(m) };
+    }
 }
 
 /// A sink that only counts moves.
