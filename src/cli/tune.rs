@@ -7,7 +7,7 @@ use std::{path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use kibitz::search::tune;
+use kibitz::{pipeline::tune::collect, search::tune};
 
 /// Arguments of `kibitz tune`.
 #[derive(Args, Debug)]
@@ -33,7 +33,7 @@ pub struct TuneArgs {
 /// Runs `kibitz tune`.
 pub fn run(args: TuneArgs) -> Result<ExitCode> {
     let start = Instant::now();
-    let samples = tune::collect(&args.games, args.stride.max(1)).context("reading the games")?;
+    let samples = collect(&args.games, args.stride).context("reading the games")?;
     anyhow::ensure!(!samples.is_empty(), "no training positions in the games given");
     eprintln!("{} positions in {:.1} s", samples.len(), start.elapsed().as_secs_f64());
     let k = tune::fit_k(&samples, &tune::current_weights());

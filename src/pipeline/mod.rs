@@ -7,3 +7,4 @@ pub mod engine;
 pub mod replay;
 pub mod run;
 pub mod stats;
+pub mod tune;

@@ -8,15 +8,15 @@
 //! result and `sigmoid(K * eval)` over all positions with Adam, `K` fitted
 //! first so that the starting weights match the results best.
 //!
-//! Training positions come from PGN games with a result: every position
-//! from ply 10 on that is not in check and has no capture winning material
-//! (so the static evaluation is meaningful), sampled deterministically.
+//! The training positions come from [`crate::pipeline::tune::collect`],
+//! which reads them from games and scored positions; this module knows
+//! nothing of files.
 //!
 //! `kibitz tune GAMES.pgn... --psqt src/chess/psqt_params.rs --weights
 //! src/search/weights.rs` writes the new weights as Rust source; rebuilding
 //! makes them the evaluation's. See `docs/TUNING.md`.
 
-use std::{fmt::Write as _, path::PathBuf};
+use std::fmt::Write as _;
 
 use crate::{
     chess::{
@@ -24,8 +24,6 @@ use crate::{
         psqt::{NUM_PARAMS, PARAMS},
         types::Color,
     },
-    io::pgn::GameReader,
-    pipeline::replay::set_start_position,
     search::{
         eval::{self, EvalTables, NUM_TERMS, TERM_NAMES, Term, Trace},
         weights::WEIGHTS,
@@ -121,6 +119,12 @@ fn sigmoid(k: f64, e: f64) -> f64 {
     1.0 / (1.0 + (-k * e / 400.0).exp())
 }
 
+/// The win probability the tuner gives a score of `cp` centipawns (its
+/// curve with `K` = 1): the target of a scored training position.
+pub fn win_probability(cp: f64) -> f64 {
+    sigmoid(1.0, cp)
+}
+
 fn loss(samples: &[Sample], w: &[(f64, f64)], k: f64) -> f64 {
     samples.iter().map(|s| (s.result - sigmoid(k, linear_eval(s, w))).powi(2)).sum::<f64>()
         / samples.len() as f64
@@ -132,90 +136,24 @@ fn loss(samples: &[Sample], w: &[(f64, f64)], k: f64) -> f64 {
 /// apart in opposite directions.
 const REGULARISATION: f64 = 2e-7;
 
-/// A training sample of `pos` with target `result` (White's win
-/// probability).
-fn sample(pos: &Position, tables: &mut EvalTables, start: &[(f64, f64)], result: f64) -> Sample {
-    let phase = eval::phase(pos);
-    let features = features(pos, tables);
-    // The scale factor of the side the starting weights favour in the
-    // endgame; the tuner keeps it fixed.
-    let eg: f64 = features.iter().map(|&(i, c)| start[usize::from(i)].1 * f64::from(c)).sum();
-    let strong = if eg >= 0.0 { Color::White } else { Color::Black };
-    let scale = eval::endgame_scale(pos, strong);
-    Sample { features, phase, scale, result }
-}
-
-/// Reads training positions: from PGN files, every `stride`-th qualifying
-/// position of every game with a result, labelled with the result; from EPD
-/// files, every `stride`-th position with a `ce` score, labelled with the
-/// score's win probability.
-pub fn collect(paths: &[PathBuf], stride: usize) -> std::io::Result<Vec<Sample>> {
-    let mut samples = Vec::new();
-    let mut tables = EvalTables::new();
-    let startpos = Position::startpos();
-    let mut counter = 0usize;
-    let start = current_weights();
-    for path in paths {
-        let bytes = std::fs::read(path)?;
-        let text = if crate::io::source::Compression::detect(&bytes)
-            == crate::io::source::Compression::Zstd
-        {
-            zstd::decode_all(&bytes[..])?
-        } else {
-            bytes
-        };
-        if crate::io::source::sniff_format(&text) == crate::io::source::Format::Epd {
-            // Positions with a score (`ce`, side to move's view): the target
-            // is the score's win probability on the same curve.
-            for line in text.split(|&b| b == b'\n') {
-                let Some(Ok(epd)) = crate::io::epd::EpdLine::parse(line) else { continue };
-                let (Ok(pos), Some(ce)) =
-                    (epd.position(), epd.operand("ce").and_then(|c| c.parse::<f64>().ok()))
-                else {
-                    continue;
-                };
-                counter += 1;
-                if !counter.is_multiple_of(stride) || pos.in_check() {
-                    continue;
-                }
-                let white_cp = if pos.side_to_move() == Color::White { ce } else { -ce };
-                samples.push(sample(&pos, &mut tables, &start, sigmoid(1.0, white_cp)));
-            }
-            continue;
-        }
-        let no_tags: [Vec<u8>; 0] = [];
-        let mut reader = GameReader::new(&text, 0, &no_tags);
-        reader.set_annotations(false);
-        let mut pos = Position::startpos();
-        while let Some(game) = reader.next_game() {
-            let result = match game.result.as_slice() {
-                b"1-0" => 1.0,
-                b"0-1" => 0.0,
-                b"1/2-1/2" => 0.5,
-                _ => continue,
-            };
-            if set_start_position(game, &mut pos, &startpos).is_err() || pos.is_chess960() {
-                continue;
-            }
-            for (ply, san) in game.moves.iter().enumerate() {
-                let Ok(m) = san.to_move(&pos) else { break };
-                pos.do_move(m);
-                if ply < 10 || pos.in_check() {
-                    continue;
-                }
-                // Quiet positions only: no capture that wins material.
-                if pos.legal_moves().iter().any(|&c| pos.is_capture(c) && pos.see_ge(c, 1)) {
-                    continue;
-                }
-                counter += 1;
-                if !counter.is_multiple_of(stride) {
-                    continue;
-                }
-                samples.push(sample(&pos, &mut tables, &start, result));
-            }
-        }
+impl Sample {
+    /// The sample of `pos` with target `result` (White's win probability);
+    /// `start` (the starting weights) chooses the endgame scale kept.
+    pub fn new(
+        pos: &Position,
+        tables: &mut EvalTables,
+        start: &[(f64, f64)],
+        result: f64,
+    ) -> Sample {
+        let phase = eval::phase(pos);
+        let features = features(pos, tables);
+        // The scale factor of the side the starting weights favour in the
+        // endgame; the tuner keeps it fixed.
+        let eg: f64 = features.iter().map(|&(i, c)| start[usize::from(i)].1 * f64::from(c)).sum();
+        let strong = if eg >= 0.0 { Color::White } else { Color::Black };
+        let scale = eval::endgame_scale(pos, strong);
+        Sample { features, phase, scale, result }
     }
-    Ok(samples)
 }
 
 /// The `K` that best fits the starting weights to the results.
