@@ -15,7 +15,10 @@ use std::{
 use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
-use crate::cli::replay::{FormatArg, RejectReport, default_threads, input_bytes, progress_bar};
+use crate::cli::{
+    common::{RejectReport, default_threads, input_bytes, progress_bar},
+    replay::FormatArg,
+};
 use kibitz::{
     io::source::Format,
     pipeline::{

@@ -11,6 +11,7 @@ use std::{
 use clap::{Parser, Subcommand};
 
 mod annotate;
+mod common;
 pub(crate) mod eval;
 mod perft;
 mod records;

@@ -3,24 +3,25 @@
 
 use std::{
     fs::File,
-    io::{self, BufWriter, IsTerminal, Write},
+    io::{self, BufWriter, Write},
     path::PathBuf,
     process::ExitCode,
-    time::Instant,
 };
 
 use anyhow::{Context, Result};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 
 use kibitz::{
-    io::source::{ChunkConfig, Format, display_name},
+    io::source::Format,
     pipeline::{
-        replay::{Rejected, ReplayOptions, Replayer, Verify},
-        run::{self, Event, PipelineConfig},
-        stats::{FileSummary, Summary},
+        database::{Replay, ReplaySettings, ReplaySink},
+        replay::{Rejected, Verify},
+        stats::Summary,
     },
 };
+
+use crate::cli::common::{RejectReport, create_output, default_threads, input_bytes, progress_bar};
 
 /// Arguments of `kibitz replay`.
 #[derive(Args, Debug)]
@@ -100,174 +101,45 @@ impl From<FormatArg> for Format {
     }
 }
 
-/// The default number of worker threads: the cores available.
-pub fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+/// A sink that writes the `--keys` and `--errors` files and draws the bar.
+struct Reports {
+    keys: Option<BufWriter<File>>,
+    rejects: RejectReport,
+    bar: ProgressBar,
 }
 
-/// Creates an output file, refusing to write into something that is not a
-/// regular file path (a directory).
-pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    Ok(BufWriter::with_capacity(1 << 20, file))
-}
-
-/// Rejected games described on standard error; the rest are counted (the
-/// summary has them by kind, `--errors FILE` every one).
-pub const REJECTS_SHOWN: u64 = 10;
-
-/// How rejected games reach the user: the first [`REJECTS_SHOWN`] as a line
-/// on standard error (file, game number, byte offset, ply, move, why), and
-/// every one as a JSON line in the `--errors` file if there is one.
-pub struct RejectReport {
-    path: Option<PathBuf>,
-    file: Option<File>,
-    out: Option<BufWriter<File>>,
-    shown: u64,
-    total: u64,
-}
-
-impl RejectReport {
-    /// A report to the `--errors` file `errors`, if given. The file is
-    /// opened (created if missing) but not yet emptied, so that a path that
-    /// cannot be written fails before any other output is started; call
-    /// [`RejectReport::start`] before reporting.
-    pub fn open(errors: Option<&PathBuf>) -> Result<RejectReport> {
-        let file = errors
-            .map(|p| {
-                // A pipe or device (`/dev/stderr`, a FIFO) is only written:
-                // opened for reading too, a FIFO would keep its own reader.
-                let regular = std::fs::metadata(p).map_or(true, |m| m.is_file());
-                std::fs::OpenOptions::new()
-                    .read(regular)
-                    .write(true)
-                    .create(regular)
-                    .truncate(false)
-                    .open(p)
-                    .with_context(|| format!("cannot create {}", p.display()))
-            })
-            .transpose()?;
-        Ok(RejectReport { path: errors.cloned(), file, out: None, shown: 0, total: 0 })
+impl ReplaySink for Reports {
+    fn progress(&mut self, bytes: u64, summary: &Summary) {
+        self.bar.set_position(bytes);
+        self.bar.set_message(format!(
+            "{} games, {:.2} M plies/s",
+            summary.games,
+            summary.plies as f64 / summary.seconds.max(1e-9) / 1e6
+        ));
     }
 
-    /// Starts the `--errors` file: it keeps the lines of games before
-    /// `keep_below` (what a resumed run reported before it was stopped; 0
-    /// keeps nothing) and loses the rest.
-    pub fn start(&mut self, keep_below: u64) -> Result<()> {
-        let Some(mut file) = self.file.take() else { return Ok(()) };
-        let name = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
-        let failed = || format!("writing {name}");
-        // A pipe or device has nothing to keep and cannot be emptied.
-        if !file.metadata().with_context(failed)?.is_file() {
-            self.out = Some(BufWriter::with_capacity(1 << 20, file));
-            return Ok(());
-        }
-        let mut kept = Vec::new();
-        if keep_below > 0 {
-            let mut text = Vec::new();
-            io::Read::read_to_end(&mut file, &mut text).with_context(failed)?;
-            for line in text.split(|&b| b == b'\n') {
-                let index = serde_json::from_slice::<serde_json::Value>(line)
-                    .ok()
-                    .and_then(|v| v["index"].as_u64());
-                if index.is_some_and(|i| i < keep_below) {
-                    kept.extend_from_slice(line);
-                    kept.push(b'\n');
-                }
-            }
-        }
-        file.set_len(0).with_context(failed)?;
-        io::Seek::seek(&mut file, io::SeekFrom::Start(0)).with_context(failed)?;
-        file.write_all(&kept).with_context(failed)?;
-        self.out = Some(BufWriter::with_capacity(1 << 20, file));
-        Ok(())
+    fn input_error(&mut self, file: &str, offset: Option<u64>, message: &str) {
+        let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+        self.bar.suspend(|| eprintln!("kibitz: {file}{at}: {message}"));
     }
 
-    /// Reports `r`, of input `file` (its display name), game `game` of that
-    /// file (from 1) and `index` of the whole input (from 0).
-    pub fn add(
+    fn rejected(
         &mut self,
-        bar: &ProgressBar,
         file: &str,
+        game_in_file: u64,
         game: u64,
-        index: u64,
         r: &Rejected,
     ) -> io::Result<()> {
-        self.total += 1;
-        if self.shown < REJECTS_SHOWN {
-            self.shown += 1;
-            let san = if r.san.is_empty() { String::new() } else { format!(" ({})", r.san) };
-            bar.suspend(|| {
-                eprintln!(
-                    "kibitz: {file}: game {game} at byte {}, ply {}{san}: {}: {}",
-                    r.offset,
-                    r.ply,
-                    r.kind.name(),
-                    r.reason
-                )
-            });
-        }
-        if let Some(out) = self.out.as_mut() {
-            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
-            if let serde_json::Value::Object(map) = &mut v {
-                map.insert("file".into(), file.into());
-                map.insert("game".into(), game.into());
-                map.insert("index".into(), index.into());
-            }
-            writeln!(out, "{v}")?;
+        self.rejects.add(&self.bar, file, game_in_file, game, r)
+    }
+
+    fn key_line(&mut self, game: u64, line: &[u8]) -> io::Result<()> {
+        if let Some(out) = self.keys.as_mut() {
+            write!(out, "{game}\t")?;
+            out.write_all(line)?;
         }
         Ok(())
     }
-
-    /// Flushes the `--errors` file and says how many were not shown.
-    pub fn finish(self) -> Result<()> {
-        if let Some(mut out) = self.out {
-            out.flush().context("writing the --errors file")?;
-            if self.total > self.shown {
-                eprintln!(
-                    "kibitz: {} more rejected games not shown (all are in the --errors file)",
-                    self.total - self.shown
-                );
-            }
-        } else if self.total > self.shown {
-            eprintln!(
-                "kibitz: {} more rejected games not shown (--errors FILE lists every one)",
-                self.total - self.shown
-            );
-        }
-        Ok(())
-    }
-}
-
-/// The inputs' total size on disk, the progress bar's length; unknown if
-/// one of them is standard input or cannot be read.
-pub fn input_bytes(inputs: &[PathBuf]) -> Option<u64> {
-    inputs
-        .iter()
-        .map(
-            |p| {
-                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
-            },
-        )
-        .sum()
-}
-
-/// A progress bar on stderr, hidden when `quiet` or stderr is not a
-/// terminal.
-pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
-    if quiet || !io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    let bar = match total {
-        Some(t) => ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr_with_hz(4)),
-        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)),
-    };
-    let style = ProgressStyle::with_template(
-        "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {msg}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar());
-    bar.set_style(style);
-    bar
 }
 
 /// Runs `kibitz replay`.
@@ -285,125 +157,26 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     {
         anyhow::bail!("--keys and --errors name the same file {}", keys.display());
     }
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
-    let config = PipelineConfig {
-        inputs: args.inputs.clone(),
+    let settings = ReplaySettings {
         format: args.format.map(Format::from),
-        threads,
-        // Decode as many zstd frames at once as there are threads: more
-        // only holds more decoded text in memory.
-        chunk: ChunkConfig {
-            frame_window: threads.max(2),
-            max_text: args.max_bytes.unwrap_or(u64::MAX),
-            ..ChunkConfig::default()
-        },
-        count_games: false,
+        threads: args.threads.unwrap_or_else(default_threads).max(1),
+        verify: args.verify.into(),
+        keys: args.keys.is_some(),
+        max_bytes: args.max_bytes,
     };
-    let options =
-        ReplayOptions { verify: args.verify.into(), keys: args.keys.is_some(), annotations: false };
-    let mut keys_out = args.keys.as_ref().map(create_output).transpose()?;
-    let mut rejects = RejectReport::open(args.errors.as_ref())?;
-    rejects.start(0)?;
-
-    let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
-
-    let mut summary = Summary {
-        files: args
-            .inputs
-            .iter()
-            .map(|p| FileSummary { name: display_name(p), ..FileSummary::default() })
-            .collect(),
-        threads,
-        verify: format!("{:?}", args.verify).to_lowercase(),
-        ..Summary::default()
+    let mut reports = Reports {
+        keys: args.keys.as_ref().map(create_output).transpose()?,
+        rejects: RejectReport::open(args.errors.as_ref())?,
+        bar: progress_bar(input_bytes(&args.inputs), args.quiet),
     };
-    let mut file_game_base = vec![0u64; args.inputs.len()];
-    let mut global_game_base = 0u64;
-    let mut done_bytes = 0u64;
-    let mut write_error: Option<io::Error> = None;
-    let start = Instant::now();
-
-    run::run(
-        &config,
-        || Replayer::new(options.clone()),
-        |replayer, chunk| match chunk.format {
-            Format::Pgn => replayer.replay_pgn_chunk(&chunk.data, chunk.offset, chunk.file),
-            Format::Epd => replayer.replay_epd_chunk(&chunk.data, chunk.offset, chunk.file),
-        },
-        |event| {
-            match event {
-                Event::Start { file, compression, format, .. } => {
-                    summary.files[file].compression = Some(compression);
-                    summary.files[file].format = Some(format);
-                }
-                Event::Chunk { file, input_pos, result, .. } => {
-                    summary.add(file, &result);
-                    let written = (|| -> io::Result<()> {
-                        if let Some(out) = keys_out.as_mut() {
-                            let mut lines = result.key_lines.split_inclusive(|&b| b == b'\n');
-                            for (g, &count) in result.key_line_counts.iter().enumerate() {
-                                let game_no = global_game_base + g as u64 + 1;
-                                for _ in 0..count {
-                                    if let Some(line) = lines.next() {
-                                        write!(out, "{game_no}\t")?;
-                                        out.write_all(line)?;
-                                    }
-                                }
-                            }
-                        }
-                        for r in &result.rejected {
-                            rejects.add(
-                                &bar,
-                                &display_name(&args.inputs[r.file]),
-                                file_game_base[file] + r.local_game + 1,
-                                global_game_base + r.local_game,
-                                r,
-                            )?;
-                        }
-                        Ok(())
-                    })();
-                    if let Err(e) = written {
-                        write_error = Some(e);
-                        return false;
-                    }
-                    file_game_base[file] += result.games;
-                    global_game_base += result.games;
-                    bar.set_position(done_bytes + input_pos);
-                    let secs = start.elapsed().as_secs_f64().max(1e-9);
-                    bar.set_message(format!(
-                        "{} games, {:.2} M plies/s",
-                        summary.games,
-                        summary.plies as f64 / secs / 1e6
-                    ));
-                }
-                Event::Error { file, offset, message } => {
-                    let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
-                    let line = format!("{}{at}: {message}", display_name(&args.inputs[file]));
-                    bar.suspend(|| eprintln!("kibitz: {line}"));
-                    summary.files[file].errors.push(format!("{}{at}", message));
-                    summary.input_errors += 1;
-                }
-                Event::End { file, bytes_in, bytes_out } => {
-                    summary.files[file].bytes = bytes_in;
-                    summary.files[file].text_bytes = bytes_out;
-                    summary.bytes += bytes_in;
-                    summary.text_bytes += bytes_out;
-                    done_bytes += bytes_in;
-                    bar.set_position(done_bytes);
-                }
-            }
-            true
-        },
-    );
-    bar.finish_and_clear();
-    summary.seconds = start.elapsed().as_secs_f64();
-    if let Some(e) = write_error {
-        return Err(e).context("writing the --keys or --errors file");
-    }
-    if let Some(mut out) = keys_out {
+    reports.rejects.start(0)?;
+    let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
+    reports.bar.finish_and_clear();
+    let summary = summary.context("writing the --keys or --errors file")?;
+    if let Some(mut out) = reports.keys {
         out.flush().context("writing the --keys file")?;
     }
-    rejects.finish()?;
+    reports.rejects.finish()?;
     let mut stdout = super::stdout();
     if args.json {
         writeln!(stdout, "{}", summary.to_json())?;

@@ -1,0 +1,183 @@
+//! What the commands share: worker threads, output files, the progress
+//! bar and the report of rejected games.
+
+use std::{
+    fs::File,
+    io::{self, BufWriter, IsTerminal, Write},
+    path::PathBuf,
+};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use kibitz::pipeline::replay::Rejected;
+
+/// The default number of worker threads: the cores available.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Creates an output file, refusing to write into something that is not a
+/// regular file path (a directory).
+pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
+    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+/// Rejected games described on standard error; the rest are counted (the
+/// summary has them by kind, `--errors FILE` every one).
+pub const REJECTS_SHOWN: u64 = 10;
+
+/// How rejected games reach the user: the first [`REJECTS_SHOWN`] as a line
+/// on standard error (file, game number, byte offset, ply, move, why), and
+/// every one as a JSON line in the `--errors` file if there is one.
+pub struct RejectReport {
+    path: Option<PathBuf>,
+    file: Option<File>,
+    out: Option<BufWriter<File>>,
+    shown: u64,
+    total: u64,
+}
+
+impl RejectReport {
+    /// A report to the `--errors` file `errors`, if given. The file is
+    /// opened (created if missing) but not yet emptied, so that a path that
+    /// cannot be written fails before any other output is started; call
+    /// [`RejectReport::start`] before reporting.
+    pub fn open(errors: Option<&PathBuf>) -> Result<RejectReport> {
+        let file = errors
+            .map(|p| {
+                // A pipe or device (`/dev/stderr`, a FIFO) is only written:
+                // opened for reading too, a FIFO would keep its own reader.
+                let regular = std::fs::metadata(p).map_or(true, |m| m.is_file());
+                std::fs::OpenOptions::new()
+                    .read(regular)
+                    .write(true)
+                    .create(regular)
+                    .truncate(false)
+                    .open(p)
+                    .with_context(|| format!("cannot create {}", p.display()))
+            })
+            .transpose()?;
+        Ok(RejectReport { path: errors.cloned(), file, out: None, shown: 0, total: 0 })
+    }
+
+    /// Starts the `--errors` file: it keeps the lines of games before
+    /// `keep_below` (what a resumed run reported before it was stopped; 0
+    /// keeps nothing) and loses the rest.
+    pub fn start(&mut self, keep_below: u64) -> Result<()> {
+        let Some(mut file) = self.file.take() else { return Ok(()) };
+        let name = self.path.as_ref().map(|p| p.display().to_string()).unwrap_or_default();
+        let failed = || format!("writing {name}");
+        // A pipe or device has nothing to keep and cannot be emptied.
+        if !file.metadata().with_context(failed)?.is_file() {
+            self.out = Some(BufWriter::with_capacity(1 << 20, file));
+            return Ok(());
+        }
+        let mut kept = Vec::new();
+        if keep_below > 0 {
+            let mut text = Vec::new();
+            io::Read::read_to_end(&mut file, &mut text).with_context(failed)?;
+            for line in text.split(|&b| b == b'\n') {
+                let index = serde_json::from_slice::<serde_json::Value>(line)
+                    .ok()
+                    .and_then(|v| v["index"].as_u64());
+                if index.is_some_and(|i| i < keep_below) {
+                    kept.extend_from_slice(line);
+                    kept.push(b'\n');
+                }
+            }
+        }
+        file.set_len(0).with_context(failed)?;
+        io::Seek::seek(&mut file, io::SeekFrom::Start(0)).with_context(failed)?;
+        file.write_all(&kept).with_context(failed)?;
+        self.out = Some(BufWriter::with_capacity(1 << 20, file));
+        Ok(())
+    }
+
+    /// Reports `r`, of input `file` (its display name), game `game` of that
+    /// file (from 1) and `index` of the whole input (from 0).
+    pub fn add(
+        &mut self,
+        bar: &ProgressBar,
+        file: &str,
+        game: u64,
+        index: u64,
+        r: &Rejected,
+    ) -> io::Result<()> {
+        self.total += 1;
+        if self.shown < REJECTS_SHOWN {
+            self.shown += 1;
+            let san = if r.san.is_empty() { String::new() } else { format!(" ({})", r.san) };
+            bar.suspend(|| {
+                eprintln!(
+                    "kibitz: {file}: game {game} at byte {}, ply {}{san}: {}: {}",
+                    r.offset,
+                    r.ply,
+                    r.kind.name(),
+                    r.reason
+                )
+            });
+        }
+        if let Some(out) = self.out.as_mut() {
+            let mut v = serde_json::to_value(r).unwrap_or(serde_json::Value::Null);
+            if let serde_json::Value::Object(map) = &mut v {
+                map.insert("file".into(), file.into());
+                map.insert("game".into(), game.into());
+                map.insert("index".into(), index.into());
+            }
+            writeln!(out, "{v}")?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the `--errors` file and says how many were not shown.
+    pub fn finish(self) -> Result<()> {
+        if let Some(mut out) = self.out {
+            out.flush().context("writing the --errors file")?;
+            if self.total > self.shown {
+                eprintln!(
+                    "kibitz: {} more rejected games not shown (all are in the --errors file)",
+                    self.total - self.shown
+                );
+            }
+        } else if self.total > self.shown {
+            eprintln!(
+                "kibitz: {} more rejected games not shown (--errors FILE lists every one)",
+                self.total - self.shown
+            );
+        }
+        Ok(())
+    }
+}
+
+/// The inputs' total size on disk, the progress bar's length; unknown if
+/// one of them is standard input or cannot be read.
+pub fn input_bytes(inputs: &[PathBuf]) -> Option<u64> {
+    inputs
+        .iter()
+        .map(
+            |p| {
+                if p.as_os_str() == "-" { None } else { std::fs::metadata(p).ok().map(|m| m.len()) }
+            },
+        )
+        .sum()
+}
+
+/// A progress bar on stderr, hidden when `quiet` or stderr is not a
+/// terminal.
+pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
+    if quiet || !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match total {
+        Some(t) => ProgressBar::with_draw_target(Some(t), ProgressDrawTarget::stderr_with_hz(4)),
+        None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4)),
+    };
+    let style = ProgressStyle::with_template(
+        "{spinner} [{elapsed_precise}] {wide_bar} {binary_bytes}/{binary_total_bytes} {msg}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar());
+    bar.set_style(style);
+    bar
+}
