@@ -601,17 +601,15 @@ fn resume_keeps_the_errors_before_the_resume_point() {
     );
 }
 
-/// A file of format version 1 (written by kibitz before the header recorded
-/// the net: `tests/data/format-v1.kbz`, the sample's first 3 games at depth
-/// 2) still reads: inspect verifies it, and its export equals that of the
-/// same run written today.
+/// Files of earlier format versions still read: version 1 (before the
+/// header recorded the net, `tests/data/format-v1.kbz`) and version 2
+/// (before labels kept variations, `tests/data/format-v2.kbz`), each the
+/// sample's first 3 games at depth 2. inspect verifies them, their export
+/// equals that of the same run written today, and a merge writes the
+/// current version.
 #[test]
-fn a_format_version_1_file_still_reads() {
-    let dir = TempDir::new("format-v1");
-    let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/format-v1.kbz");
-    let (code, out, err) = kibitz(&["inspect", s(&old)]);
-    assert_eq!(code, 0, "{err}");
-    assert!(out.contains("format    kbz version 1"), "{out}");
+fn files_of_earlier_format_versions_still_read() {
+    let dir = TempDir::new("format-old");
     let now = dir.path("now.kbz");
     let (code, _, err) = kibitz(&[
         "annotate",
@@ -626,13 +624,81 @@ fn a_format_version_1_file_still_reads() {
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
-    assert!(out.contains("format    kbz version 2") && out.contains("eval      hand-written"));
+    assert!(out.contains("format    kbz version 3") && out.contains("eval      hand-written"));
     let export = |f: &Path| kibitz(&["export", s(f), "--format", "jsonl"]).1;
-    assert_eq!(export(&old), export(&now));
-    // A merge of a version 1 file writes the current version.
-    let merged = dir.path("merged.kbz");
-    let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
+    for version in [1, 2] {
+        let name = format!("format-v{version}.kbz");
+        let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(&name);
+        let (code, out, err) = kibitz(&["inspect", s(&old)]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert!(out.contains(&format!("format    kbz version {version}")), "{out}");
+        assert_eq!(export(&old), export(&now), "{name}");
+        let merged = dir.path(&format!("merged-{version}.kbz"));
+        let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
+        assert_eq!(code, 0, "{err}");
+        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 3"));
+        assert_eq!(export(&merged), export(&now), "{name}");
+    }
+}
+
+/// `--preset analysis` labels every position that has a move, each with a
+/// variation that starts with its best move and plays legally from it.
+#[test]
+fn the_analysis_preset_labels_every_position_with_a_variation() {
+    let dir = TempDir::new("preset-analysis");
+    let out = dir.path("analysis.kbz");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&sample()),
+        "-o",
+        s(&out),
+        "--quiet",
+        "--preset",
+        "analysis",
+        "--depth",
+        "4",
+        "--max-games",
+        "4",
+    ]);
     assert_eq!(code, 0, "{err}");
-    assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 2"));
-    assert_eq!(export(&merged), export(&now));
+    let (header, games) = read_all(&out).unwrap();
+    assert_eq!(header.options.pv_plies, 12);
+    assert_eq!(header.options.skip_plies, 0);
+    let mut longest = 0;
+    for g in &games {
+        let start = kibitz::record::format::PackedBoard::unpack(&g.start).unwrap();
+        let mut pos = start.clone();
+        let mut labels = g.labels().iter().peekable();
+        for ply in 0..=g.moves.len() {
+            let has_moves = pos.has_legal_moves();
+            match labels.next_if(|l| usize::from(l.ply) == ply) {
+                Some(l) => {
+                    let pv = l.pv.moves(&pos);
+                    assert_eq!(pv.len(), l.pv.indices().len(), "game {} ply {ply}", g.index);
+                    assert!(!pv.is_empty());
+                    assert_eq!(kibitz::record::format::move_index(&pos, pv[0]), Some(l.best));
+                    longest = longest.max(pv.len());
+                }
+                None => assert!(!has_moves, "game {} ply {ply} unlabelled", g.index),
+            }
+            if let Some(&m) = g.moves.get(ply) {
+                let m = kibitz::record::format::move_at(&pos, m).unwrap();
+                pos.do_move(m);
+            }
+        }
+    }
+    assert!(longest >= 4, "variations of at most {longest} plies at depth 4");
+    // The preset cannot be mixed with the filters it sets.
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&sample()),
+        "-o",
+        s(&dir.path("x.kbz")),
+        "--preset",
+        "analysis",
+        "--skip-plies",
+        "4",
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--skip-plies"), "{err}");
 }

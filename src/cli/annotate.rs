@@ -45,6 +45,16 @@ pub enum LabelArg {
     PgnEval,
 }
 
+/// `--preset`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PresetArg {
+    /// Game analysis as Lichess gives it: every position labelled (no
+    /// opening skip, no check or capture filter, no sampling) with a
+    /// principal variation of up to 12 plies, for `export --format pgn`
+    /// and `report`.
+    Analysis,
+}
+
 /// Arguments of `kibitz annotate`.
 #[derive(Args, Debug)]
 pub struct AnnotateArgs {
@@ -78,6 +88,15 @@ pub struct AnnotateArgs {
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
+    /// Settings for a purpose; `analysis`: every position, with its
+    /// principal variation (as `--skip-plies 0 --skip-check false
+    /// --skip-captures false --pv 12`).
+    #[arg(long, value_enum, conflicts_with_all = ["skip_plies", "skip_check", "skip_captures", "sample", "dedup"])]
+    preset: Option<PresetArg>,
+    /// Keep up to this many plies of each label's principal variation
+    /// (0 to 12).
+    #[arg(long, value_name = "PLIES", value_parser = clap::value_parser!(u32).range(0..=12))]
+    pv: Option<u32>,
     /// Plies skipped at the start of each game.
     #[arg(long, default_value_t = 8)]
     skip_plies: u32,
@@ -283,6 +302,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         eprintln!("kibitz: the net {} is not used: labels come from elsewhere", path.display());
     }
     let threads = args.threads.unwrap_or_else(default_threads).max(1);
+    let analysis = args.preset == Some(PresetArg::Analysis);
     let settings = Settings {
         label,
         format: args.format.map(Format::from),
@@ -290,9 +310,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         depth: args.depth,
         nodes: args.nodes.unwrap_or(0),
         hash_mib: args.hash,
-        skip_plies: args.skip_plies,
-        skip_check: args.skip_check,
-        skip_captures: args.skip_captures,
+        skip_plies: if analysis { 0 } else { args.skip_plies },
+        skip_check: args.skip_check && !analysis,
+        skip_captures: args.skip_captures && !analysis,
         sample: args.sample,
         seed: args.seed,
         dedup: args.dedup,
@@ -302,6 +322,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         shard,
         block_games: args.block_games,
         block_labels: args.block_labels,
+        pv_plies: args.pv.unwrap_or(if analysis { 12 } else { 0 }),
     };
     let mode = match (args.resume, args.force) {
         (true, _) => OutputMode::Resume,

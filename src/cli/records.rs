@@ -131,6 +131,9 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
             o.shard.0,
             o.shard.1
         )?;
+        if o.pv_plies > 0 {
+            writeln!(out, "variation up to {} plies per label", o.pv_plies)?;
+        }
         for i in &h.inputs {
             writeln!(out, "input     {} ({} bytes)", i.name, i.size)?;
         }

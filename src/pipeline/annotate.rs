@@ -28,8 +28,8 @@ use crate::{
     record::{
         chain::walk,
         format::{
-            Block, GameRecord, Label, LabelSource, Options, PackedBoard, label_score, move_index,
-            result_code,
+            Block, GameRecord, Label, LabelSource, Options, PackedBoard, Pv, label_score,
+            move_index, result_code,
         },
     },
     search::{Limits, Searcher, mate_in, mated_in},
@@ -48,18 +48,28 @@ pub struct LabelContext<'a> {
     pub moves: &'a [Move],
 }
 
+/// What a labeller found for a position.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labelled {
+    /// The score, side to move's view (centipawns or a mate score).
+    pub score: i32,
+    /// The best move, if known.
+    pub best: Option<Move>,
+    /// The depth searched.
+    pub depth: u8,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// The principal variation from the position (may be empty).
+    pub pv: Vec<Move>,
+}
+
 /// Labels positions for a worker: the built-in search, or an external
 /// engine ([`crate::pipeline::engine`]).
 pub trait Labeller {
     /// Called at the start of each game (clear what carries over).
     fn new_game(&mut self, chess960: bool);
-    /// The label of `pos`: (score from the side to move, best move, depth,
-    /// nodes), or `None` when it cannot be labelled.
-    fn label(
-        &mut self,
-        pos: &mut Position,
-        ctx: &LabelContext<'_>,
-    ) -> Option<(i32, Option<Move>, u8, u64)>;
+    /// The label of `pos`, or `None` when it cannot be labelled.
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled>;
     /// Problems met (positions it failed to label), drained by the caller.
     fn take_failures(&mut self) -> Vec<LabelFailure> {
         Vec::new()
@@ -125,11 +135,7 @@ impl Labeller for Box<dyn Labeller> {
         (**self).new_game(chess960);
     }
 
-    fn label(
-        &mut self,
-        pos: &mut Position,
-        ctx: &LabelContext<'_>,
-    ) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
         (**self).label(pos, ctx)
     }
 
@@ -168,14 +174,16 @@ impl Labeller for SearchLabeller {
         self.searcher.new_game();
     }
 
-    fn label(
-        &mut self,
-        pos: &mut Position,
-        _ctx: &LabelContext<'_>,
-    ) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<Labelled> {
         let r = self.searcher.search(pos, &self.limits, |_| {});
         r.best?;
-        Some((r.score, r.best, r.depth.clamp(0, 255) as u8, r.nodes))
+        Some(Labelled {
+            score: r.score,
+            best: r.best,
+            depth: r.depth.clamp(0, 255) as u8,
+            nodes: r.nodes,
+            pv: r.pv,
+        })
     }
 }
 
@@ -470,9 +478,9 @@ impl<L: Labeller> Worker<L> {
             stats.skipped_unlabelled += 1;
             return None;
         }
-        let (score, best, depth) = match (o.label, pgn_eval) {
+        let (score, best, depth, pv) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
-                Some(e) => (eval_score(e, pos), None, 0),
+                Some(e) => (eval_score(e, pos), None, 0, Vec::new()),
                 None => {
                     stats.skipped_unlabelled += 1;
                     return None;
@@ -485,9 +493,9 @@ impl<L: Labeller> Worker<L> {
             _ => {
                 stats.searched += 1;
                 match self.labeller.label(pos, ctx) {
-                    Some((score, best, depth, nodes)) => {
-                        stats.nodes += nodes;
-                        (score, best, depth)
+                    Some(l) => {
+                        stats.nodes += l.nodes;
+                        (l.score, l.best, l.depth, l.pv)
                     }
                     None => {
                         stats.skipped_unlabelled += 1;
@@ -504,12 +512,20 @@ impl<L: Labeller> Worker<L> {
             Some(m) => move_index(pos, m)?,
             None => 255,
         };
+        // The variation starts with the best move; a labeller that gives
+        // the best move alone gives a variation of one.
+        let pv = match (o.pv_plies, best) {
+            (0, _) | (_, None) => Pv::default(),
+            (plies, Some(m)) if pv.first() == Some(&m) => Pv::from_moves(pos, &pv, plies as usize),
+            (plies, Some(m)) => Pv::from_moves(pos, &[m], plies as usize),
+        };
         Some((
             Label {
                 ply: ply.min(u16::MAX as usize) as u16,
                 score: label_score(score),
                 best: best_index,
                 depth,
+                pv,
             },
             pos.key(),
         ))

@@ -39,7 +39,8 @@ use crate::{
     record::{
         file::{KbzWriter, RecordError},
         format::{
-            BLOCK_GAMES, BLOCK_LABELS, Block, FORMAT_VERSION, Header, LabelSource, MAGIC, Options,
+            BLOCK_GAMES, BLOCK_LABELS, Block, FORMAT_VERSION, Header, LabelSource, MAGIC, MAX_PV,
+            Options,
         },
     },
     search::tt::TableError,
@@ -107,6 +108,9 @@ pub struct Settings {
     pub block_games: u32,
     /// Labels per block at most.
     pub block_labels: u32,
+    /// Plies of each label's principal variation kept (0: none; at most
+    /// [`MAX_PV`]).
+    pub pv_plies: u32,
 }
 
 impl Default for Settings {
@@ -134,6 +138,7 @@ impl Default for Settings {
             shard: (0, 1),
             block_games: BLOCK_GAMES,
             block_labels: BLOCK_LABELS,
+            pv_plies: 0,
         }
     }
 }
@@ -439,6 +444,7 @@ impl Annotation {
             block_labels: s.block_labels,
             net: net.as_ref().map_or(String::new(), |n| n.info().name.clone()),
             net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
+            pv_plies: s.pv_plies.min(MAX_PV as u32),
         };
         let header = Header {
             magic: MAGIC,
@@ -645,6 +651,7 @@ mod tests {
             block_labels: 1 << 20,
             net: String::new(),
             net_sha256: String::new(),
+            pv_plies: 0,
         }
     }
 
@@ -652,8 +659,15 @@ mod tests {
     /// here, so the move indices are placeholders).
     fn game(index: u64, labels: usize) -> Annotated {
         let record = GameRecord::new(index, [0; 32], 3, Default::default(), vec![0; labels]);
-        let labels: Vec<Label> =
-            (0..labels).map(|p| Label { ply: p as u16, score: 10, best: 255, depth: 1 }).collect();
+        let labels: Vec<Label> = (0..labels)
+            .map(|p| Label {
+                ply: p as u16,
+                score: 10,
+                best: 255,
+                depth: 1,
+                pv: Default::default(),
+            })
+            .collect();
         let keys = (0..labels.len() as u64).map(|k| index << 16 | k).collect();
         Annotated { record, labels, keys }
     }

@@ -24,7 +24,8 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::{
     chess::{mv::Move, position::Position},
-    pipeline::annotate::{LabelContext, LabelFailure, Labeller},
+    pipeline::annotate::{LabelContext, LabelFailure, Labelled, Labeller},
+    record::format::MAX_PV,
     search::{MATE, mate_in, mated_in},
 };
 
@@ -309,7 +310,7 @@ impl EngineProcess {
     }
 
     /// Searches one position; returns (score, best move, depth, nodes).
-    fn search(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<(i32, Move, u8, u64)> {
+    fn search(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<Labelled> {
         let moves: Vec<String> =
             ctx.moves.iter().map(|&m| crate::chess::uci::move_to_uci(m, self.chess960)).collect();
         let commands = if moves.is_empty() {
@@ -320,6 +321,8 @@ impl EngineProcess {
         self.send(&commands)?;
         let deadline = Instant::now() + self.timeout;
         let (mut score, mut depth, mut nodes) = (None, 0u8, 0u64);
+        let mut pv: Vec<&str> = Vec::new();
+        let mut pv_line = String::new();
         loop {
             let line = self.line(deadline)?;
             let mut words = line.split_whitespace();
@@ -344,6 +347,10 @@ impl EngineProcess {
                     if let Some(n) = get("nodes").and_then(|n| n.parse().ok()) {
                         nodes = n;
                     }
+                    if let Some(i) = words.iter().position(|&w| w == "pv") {
+                        // `pv` runs to the end of the line (UCI).
+                        pv_line = words[i + 1..].join(" ");
+                    }
                     if let Some(i) = words.iter().position(|&w| w == "score") {
                         score = match (
                             words.get(i + 1),
@@ -364,7 +371,14 @@ impl EngineProcess {
                         return Err(EngineError::IllegalBestMove(text.to_string()));
                     };
                     let Some(score) = score else { return Err(EngineError::NoScore) };
-                    return Ok((score, best, depth, nodes));
+                    pv.extend(pv_line.split_whitespace());
+                    return Ok(Labelled {
+                        score,
+                        best: Some(best),
+                        depth,
+                        nodes,
+                        pv: uci_line(pos, &pv),
+                    });
                 }
                 _ => {}
             }
@@ -420,7 +434,7 @@ impl EngineLabeller {
         Ok(engine)
     }
 
-    fn attempt(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<(i32, Move, u8, u64)> {
+    fn attempt(&mut self, pos: &Position, ctx: &LabelContext<'_>) -> Result<Labelled> {
         let result = self.engine()?.search(pos, ctx);
         if result.is_err()
             && let Some(e) = self.engine.take()
@@ -445,11 +459,7 @@ impl Labeller for EngineLabeller {
         self.needs_new_game = true;
     }
 
-    fn label(
-        &mut self,
-        pos: &mut Position,
-        ctx: &LabelContext<'_>,
-    ) -> Option<(i32, Option<Move>, u8, u64)> {
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
         if self.failed_in_a_row >= GIVE_UP_AFTER {
             return None;
         }
@@ -464,9 +474,9 @@ impl Labeller for EngineLabeller {
             })
         });
         match result {
-            Ok((s, m, d, n)) => {
+            Ok(labelled) => {
                 self.failed_in_a_row = 0;
-                Some((s, Some(m), d, n))
+                Some(labelled)
             }
             Err(cause) => {
                 self.failures
@@ -486,4 +496,20 @@ impl Labeller for EngineLabeller {
         (self.failed_in_a_row >= GIVE_UP_AFTER)
             .then(|| std::sync::Arc::new(EngineError::GaveUp(GIVE_UP_AFTER)) as _)
     }
+}
+
+/// The moves of a UCI `pv` from `pos`, up to the first that is not legal
+/// there (an engine's variation past a draw by repetition, or garbage).
+fn uci_line(pos: &Position, moves: &[&str]) -> Vec<Move> {
+    let mut pos = pos.clone();
+    let mut line = Vec::with_capacity(moves.len().min(MAX_PV));
+    for text in moves.iter().take(MAX_PV) {
+        let Ok(m) = pos.parse_uci(text) else { break };
+        if m.is_null() || !pos.is_legal(m) {
+            break;
+        }
+        line.push(m);
+        pos.do_move(m);
+    }
+    line
 }

@@ -22,7 +22,7 @@ use std::{
 
 use crate::{
     io::source::zstd_frame_end,
-    record::format::{Block, GameRecord, Header, config},
+    record::format::{Block, BlockV2, GameRecord, Header, config},
 };
 
 /// zstd level of every frame (fixed: the same input gives the same bytes).
@@ -307,7 +307,12 @@ impl KbzReader {
             };
             self.released = release_end;
         }
-        match decode_frame::<Block>(frame).and_then(|b| Ok(b.games()?)) {
+        let block = if self.header.version >= 3 {
+            decode_frame::<Block>(frame)
+        } else {
+            decode_frame::<BlockV2>(frame).map(Block::from)
+        };
+        match block.and_then(|b| Ok(b.games()?)) {
             Ok(games) => {
                 self.read.blocks += 1;
                 self.read.games += games.len() as u64;

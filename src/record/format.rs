@@ -31,8 +31,14 @@ pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 
 /// The format version; a change to any encoded structure changes it.
 /// Version 2 records the net of the built-in search in [`Options`];
-/// version 1 files still read (their blocks are the same).
-pub const FORMAT_VERSION: u32 = 2;
+/// version 3 adds principal variations to the labels (two block columns)
+/// and their length limit to the options. Files of versions 1 and 2 still
+/// read: their labels have no variation.
+pub const FORMAT_VERSION: u32 = 3;
+
+/// The longest principal variation a label keeps, in plies (as Lichess
+/// stores with its analysis).
+pub const MAX_PV: usize = 12;
 
 /// Largest structure a reader accepts (guards allocation on corrupt data).
 pub const DECODE_LIMIT: usize = 256 << 20;
@@ -107,6 +113,23 @@ pub struct Options {
     pub net: String,
     /// ... and the SHA-256 of its bytes.
     pub net_sha256: String,
+    /// Plies of each label's principal variation kept (0: none; at most
+    /// [`MAX_PV`]).
+    pub pv_plies: u32,
+}
+
+/// [`Options`] as format version 2 wrote them, before variations.
+#[derive(Decode)]
+struct OptionsV2 {
+    v1: OptionsV1,
+    net: String,
+    net_sha256: String,
+}
+
+impl From<OptionsV2> for Options {
+    fn from(o: OptionsV2) -> Options {
+        Options { net: o.net, net_sha256: o.net_sha256, ..o.v1.into() }
+    }
 }
 
 /// [`Options`] as format version 1 wrote them, before the net was recorded.
@@ -153,6 +176,7 @@ impl From<OptionsV1> for Options {
             block_labels: o.block_labels,
             net: String::new(),
             net_sha256: String::new(),
+            pv_plies: 0,
         }
     }
 }
@@ -197,7 +221,11 @@ impl<Context> Decode<Context> for Header {
             )));
         }
         let kibitz_version = String::decode(d)?;
-        let options = if version == 1 { OptionsV1::decode(d)?.into() } else { Options::decode(d)? };
+        let options = match version {
+            1 => OptionsV1::decode(d)?.into(),
+            2 => OptionsV2::decode(d)?.into(),
+            _ => Options::decode(d)?,
+        };
         let inputs = Vec::<InputInfo>::decode(d)?;
         Ok(Header { magic, version, kibitz_version, options, inputs })
     }
@@ -206,7 +234,7 @@ impl<Context> Decode<Context> for Header {
 bincode::impl_borrow_decode!(Header);
 
 /// A label of one position.
-#[derive(Clone, Copy, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct Label {
     /// The ply of the labelled position in its chain (0 = start position).
     pub ply: u16,
@@ -218,6 +246,60 @@ pub struct Label {
     pub best: u8,
     /// The depth searched (0 for `[%eval]`).
     pub depth: u8,
+    /// The principal variation (empty when not kept or not known).
+    pub pv: Pv,
+}
+
+/// A principal variation: up to [`MAX_PV`] moves, each as its index among
+/// the sorted legal moves of the position it is played in (the first in
+/// the labelled position).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct Pv {
+    len: u8,
+    moves: [u8; MAX_PV],
+}
+
+impl Pv {
+    /// The variation of these move indices (those past [`MAX_PV`] dropped).
+    pub fn new(indices: &[u8]) -> Pv {
+        let mut pv = Pv::default();
+        for &i in indices.iter().take(MAX_PV) {
+            pv.moves[usize::from(pv.len)] = i;
+            pv.len += 1;
+        }
+        pv
+    }
+
+    /// The move indices.
+    pub fn indices(&self) -> &[u8] {
+        &self.moves[..usize::from(self.len)]
+    }
+
+    /// The moves, played from `pos` (which is left as it was); stops at an
+    /// index that is no legal move.
+    pub fn moves(&self, pos: &Position) -> Vec<Move> {
+        let mut pos = pos.clone();
+        let mut out = Vec::with_capacity(self.indices().len());
+        for &i in self.indices() {
+            let Some(m) = move_at(&pos, i) else { break };
+            out.push(m);
+            pos.do_move(m);
+        }
+        out
+    }
+
+    /// The variation of `moves` from `pos`, at most `plies` long; stops at
+    /// a move that is not legal there.
+    pub fn from_moves(pos: &Position, moves: &[Move], plies: usize) -> Pv {
+        let mut pos = pos.clone();
+        let mut indices = Vec::with_capacity(plies.min(MAX_PV));
+        for &m in moves.iter().take(plies.min(MAX_PV)) {
+            let Some(i) = move_index(&pos, m) else { break };
+            indices.push(i);
+            pos.do_move(m);
+        }
+        Pv::new(&indices)
+    }
 }
 
 /// A game (or an EPD position: a chain without moves), as the program
@@ -290,6 +372,12 @@ pub enum BlockError {
     /// More labelled plies than labels.
     #[error("block: more labelled plies than labels")]
     TooFewLabels,
+    /// A variation longer than a label may keep.
+    #[error("block: a variation longer than {MAX_PV} plies")]
+    PvTooLong,
+    /// Fewer variation moves than the labels' lengths.
+    #[error("block: variation column too short")]
+    PvShort,
     /// Bytes left over after the last game.
     #[error("block: columns longer than their games")]
     ColumnsTooLong,
@@ -307,7 +395,9 @@ pub enum BlockError {
 /// * per label: the score as White's view minus White's view of the game's
 ///   previous label (0 before a game's first), wrapping in 16 bits, split
 ///   into a column of low bytes and a column of high bytes; the best move's
-///   index (255 for none); the depth.
+///   index (255 for none); the depth; the length of its principal
+///   variation;
+/// * all labels' variations, move indices one after another.
 #[derive(Clone, PartialEq, Eq, Debug, Default, Encode, Decode, serde::Serialize)]
 pub struct Block {
     indices: Vec<u64>,
@@ -321,6 +411,44 @@ pub struct Block {
     score_high: Vec<u8>,
     bests: Vec<u8>,
     depths: Vec<u8>,
+    pv_lens: Vec<u8>,
+    pv_moves: Vec<u8>,
+}
+
+/// A [`Block`] as format versions 1 and 2 wrote it, without variations.
+#[derive(Decode)]
+pub struct BlockV2 {
+    indices: Vec<u64>,
+    starts: Vec<[u8; 32]>,
+    results: Vec<u8>,
+    tags: [Vec<String>; 7],
+    move_counts: Vec<u32>,
+    moves: Vec<u8>,
+    labelled: Vec<u8>,
+    score_low: Vec<u8>,
+    score_high: Vec<u8>,
+    bests: Vec<u8>,
+    depths: Vec<u8>,
+}
+
+impl From<BlockV2> for Block {
+    fn from(b: BlockV2) -> Block {
+        Block {
+            pv_lens: vec![0; b.score_low.len()],
+            pv_moves: Vec::new(),
+            indices: b.indices,
+            starts: b.starts,
+            results: b.results,
+            tags: b.tags,
+            move_counts: b.move_counts,
+            moves: b.moves,
+            labelled: b.labelled,
+            score_low: b.score_low,
+            score_high: b.score_high,
+            bests: b.bests,
+            depths: b.depths,
+        }
+    }
 }
 
 impl Block {
@@ -350,6 +478,8 @@ impl Block {
                 b.score_high.push((delta >> 8) as u8);
                 b.bests.push(l.best);
                 b.depths.push(l.depth);
+                b.pv_lens.push(l.pv.indices().len() as u8);
+                b.pv_moves.extend_from_slice(l.pv.indices());
             }
             b.labelled.extend_from_slice(&bitmap);
         }
@@ -370,11 +500,12 @@ impl Block {
         if self.score_high.len() != labels
             || self.bests.len() != labels
             || self.depths.len() != labels
+            || self.pv_lens.len() != labels
         {
             return Err(BlockError::LabelColumns);
         }
         let mut out = Vec::with_capacity(n);
-        let (mut moves_at, mut bitmap_at, mut label_at) = (0usize, 0usize, 0usize);
+        let (mut moves_at, mut bitmap_at, mut label_at, mut pv_at) = (0usize, 0, 0, 0);
         for i in 0..n {
             let count = self.move_counts[i] as usize;
             let moves =
@@ -400,17 +531,28 @@ impl Block {
                     i16::from_le_bytes([self.score_low[label_at], self.score_high[label_at]]);
                 white = white.wrapping_add(delta);
                 let score = if g.white_at(p) { white } else { white.wrapping_neg() };
+                let pv_len = usize::from(self.pv_lens[label_at]);
+                if pv_len > MAX_PV {
+                    return Err(BlockError::PvTooLong);
+                }
+                let pv = self.pv_moves.get(pv_at..pv_at + pv_len).ok_or(BlockError::PvShort)?;
+                pv_at += pv_len;
                 g.labels.push(Label {
                     ply: p as u16,
                     score,
                     best: self.bests[label_at],
                     depth: self.depths[label_at],
+                    pv: Pv::new(pv),
                 });
                 label_at += 1;
             }
             out.push(g);
         }
-        if moves_at != self.moves.len() || bitmap_at != self.labelled.len() || label_at != labels {
+        if moves_at != self.moves.len()
+            || bitmap_at != self.labelled.len()
+            || label_at != labels
+            || pv_at != self.pv_moves.len()
+        {
             return Err(BlockError::ColumnsTooLong);
         }
         Ok(out)
@@ -608,10 +750,10 @@ mod tests {
             Position::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1").unwrap();
         let mut a = GameRecord::new(3, PackedBoard::pack(&pos), 1, Default::default(), vec![0; 20]);
         a.set_labels(&[
-            Label { ply: 0, score: 35, best: 4, depth: 8 },
-            Label { ply: 1, score: -31_990, best: 255, depth: 0 },
-            Label { ply: 9, score: 31_999, best: 0, depth: 12 },
-            Label { ply: 20, score: -7, best: 1, depth: 8 },
+            Label { ply: 0, score: 35, best: 4, depth: 8, pv: Pv::new(&[4, 0, 17]) },
+            Label { ply: 1, score: -31_990, best: 255, depth: 0, pv: Pv::default() },
+            Label { ply: 9, score: 31_999, best: 0, depth: 12, pv: Pv::default() },
+            Label { ply: 20, score: -7, best: 1, depth: 8, pv: Pv::default() },
         ]);
         let mut b = GameRecord::new(
             4,
@@ -621,7 +763,7 @@ mod tests {
             vec![],
         );
         b.tags[1] = "site".into();
-        b.set_labels(&[Label { ply: 0, score: 12, best: 7, depth: 8 }]);
+        b.set_labels(&[Label { ply: 0, score: 12, best: 7, depth: 8, pv: Pv::new(&[7; MAX_PV]) }]);
         let c = GameRecord::new(
             5,
             PackedBoard::pack(&Position::startpos()),
@@ -637,13 +779,22 @@ mod tests {
         assert_eq!(back.games().unwrap(), games);
         let mut broken = block.clone();
         broken.bests.pop();
-        assert!(broken.games().is_err());
+        assert_eq!(broken.games(), Err(BlockError::LabelColumns));
+        let mut broken = block.clone();
+        broken.pv_moves.pop();
+        assert_eq!(broken.games(), Err(BlockError::PvShort));
+        let mut broken = block.clone();
+        broken.pv_moves.push(0);
+        assert_eq!(broken.games(), Err(BlockError::ColumnsTooLong));
+        let mut broken = block;
+        broken.pv_lens[0] = 13;
+        assert_eq!(broken.games(), Err(BlockError::PvTooLong));
     }
 
     #[test]
     fn bincode_layout_is_fixed_width() {
-        let label = Label { ply: 3, score: -5, best: 7, depth: 8 };
-        let bytes = bincode::encode_to_vec(label, config()).unwrap();
+        // A label's fields as their columns hold them.
+        let bytes = bincode::encode_to_vec((3u16, -5i16, 7u8, 8u8), config()).unwrap();
         assert_eq!(bytes, [3, 0, 0xfb, 0xff, 7, 8]);
     }
 }
