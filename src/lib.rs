@@ -108,6 +108,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+pub mod analysis;
 pub mod chess;
 pub mod io;
 pub mod nnue;

@@ -235,7 +235,8 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
         )),
         None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
     };
-    let mut exporter = Exporter::new(args.format.into(), out)?;
+    let every = reader.header.options.labels_every_position();
+    let mut exporter = Exporter::new(args.format.into(), out)?.with_analysis_tags(every);
     let mut corrupt = None;
     while let Some(next) = reader.next_block() {
         match next {

@@ -1,6 +1,8 @@
 //! PGN games read straight from a slice of text: tags, the main line's
-//! moves, and the `[%eval]` and `[%clk]` annotations of each move;
-//! variations are skipped.
+//! moves, and the `[%eval]` and `[%clk]` annotations of each move; of the
+//! variations, only the first alternative to each main-line move is kept
+//! (its first [`MAX_VARIATION`] moves: an analysis's better line, as
+//! Lichess writes it), and only when annotations are read.
 //!
 //! [`GameReader`] reads the games of one chunk of text into a reused
 //! [`ParsedGame`], and knows each game's byte offset. It reads what real
@@ -101,6 +103,9 @@ impl BadToken {
     }
 }
 
+/// Moves of a variation kept: as many as an analysis's line holds.
+pub const MAX_VARIATION: usize = 12;
+
 /// One game: tags, moves, annotations, and where it starts.
 #[derive(Clone, Debug, Default)]
 pub struct ParsedGame {
@@ -140,6 +145,9 @@ pub struct ParsedGame {
     pub evals: Vec<Option<Eval>>,
     /// `[%clk]` after each move, in seconds.
     pub clocks: Vec<Option<u32>>,
+    /// The first variation after each move: the line played instead of it
+    /// (empty for none), at most [`MAX_VARIATION`] moves.
+    pub variations: Vec<Vec<San>>,
     /// The last result token of the main line's movetext.
     pub outcome: Option<&'static [u8]>,
 }
@@ -163,6 +171,7 @@ impl ParsedGame {
         self.bad_token = None;
         self.evals.clear();
         self.clocks.clear();
+        self.variations.clear();
         self.outcome = None;
     }
 
@@ -541,6 +550,8 @@ impl<'a> GameReader<'a> {
         let len = t.len();
         // Nesting of the variation being skipped (0: the main line).
         let mut depth = 0u32;
+        // The main-line move whose alternative is being read, if kept.
+        let mut variation: Option<usize> = None;
         let mut line_start = true;
         while i < len {
             if line_start {
@@ -601,10 +612,16 @@ impl<'a> GameReader<'a> {
                 b';' => i = line_end(t, i),
                 b'(' => {
                     depth += 1;
+                    if depth == 1 {
+                        variation = self.variation_target();
+                    }
                     i += 1;
                 }
                 b')' => {
                     depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        variation = None;
+                    }
                     i += 1;
                 }
                 b'$' => {
@@ -626,6 +643,14 @@ impl<'a> GameReader<'a> {
                     }
                     if depth == 0 {
                         self.token(&t[start..end]);
+                    } else if depth == 1
+                        && let Some(k) = variation
+                        && let Token::Move(san) = classify(&t[start..end])
+                    {
+                        let line = &mut self.game.variations[k];
+                        if line.len() < MAX_VARIATION {
+                            line.push(san);
+                        }
                     }
                     i = end;
                 }
@@ -650,6 +675,7 @@ impl<'a> GameReader<'a> {
                 if self.annotations {
                     game.evals.push(None);
                     game.clocks.push(None);
+                    game.variations.push(Vec::new());
                 }
             }
             Token::Result(result) => game.outcome = Some(result),
@@ -665,6 +691,17 @@ impl<'a> GameReader<'a> {
             let text = tok[..tok.len().min(MAX_TOKEN_TEXT)].to_vec();
             game.bad_token = Some(BadToken { kind, text });
         }
+    }
+
+    /// The main-line move a variation opening now is an alternative to,
+    /// when annotations are read and it is the first for that move.
+    fn variation_target(&self) -> Option<usize> {
+        let game = &self.game;
+        if !self.annotations || game.bad_token.is_some() || game.too_long {
+            return None;
+        }
+        let last = game.moves.len().checked_sub(1)?;
+        game.variations[last].is_empty().then_some(last)
     }
 
     /// A main-line comment: its annotations belong to the move before it.

@@ -15,7 +15,11 @@ use std::{
 };
 
 use crate::{
-    chess::{mv::Move, position::Position, san::SanError},
+    chess::{
+        mv::Move,
+        position::Position,
+        san::{San, SanError},
+    },
     io::{
         epd::EpdLine,
         pgn::{Eval, GameReader, ParsedGame},
@@ -300,6 +304,19 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
 }
 
 /// A score from a PGN `[%eval]` (White's view) for the side to move.
+/// The moves of a variation from `pos`, up to the first that is not legal
+/// there.
+fn variation_moves(pos: &Position, sans: &[San]) -> Vec<Move> {
+    let mut pos = pos.clone();
+    let mut line = Vec::with_capacity(sans.len());
+    for san in sans {
+        let Ok(m) = san.to_move(&pos) else { break };
+        pos.do_move(m);
+        line.push(m);
+    }
+    line
+}
+
 fn eval_score(eval: Eval, pos: &Position) -> i32 {
     let white_to_move = pos.side_to_move() == crate::Color::White;
     match eval {
@@ -456,6 +473,7 @@ impl<L: Labeller> Worker<L> {
         ctx: &LabelContext<'_>,
         in_game: bool,
         pgn_eval: Option<Option<Eval>>,
+        pgn_line: &[Move],
         played: Option<Move>,
         stats: &mut AnnotateStats,
     ) -> Option<(Label, u64)> {
@@ -480,7 +498,9 @@ impl<L: Labeller> Worker<L> {
         }
         let (score, best, depth, pv) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
-                Some(e) => (eval_score(e, pos), None, 0, Vec::new()),
+                // A variation in the text is the better line from here,
+                // as an analysis exported by Lichess writes it.
+                Some(e) => (eval_score(e, pos), pgn_line.first().copied(), 0, pgn_line.to_vec()),
                 None => {
                     stats.skipped_unlabelled += 1;
                     return None;
@@ -607,9 +627,13 @@ impl<L: Labeller> Worker<L> {
             };
             let eval = pgn_eval
                 .then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
+            let line = match game.variations.get(ply) {
+                Some(sans) if pgn_eval && !sans.is_empty() => variation_moves(&pos, sans),
+                _ => Vec::new(),
+            };
             let ctx = LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
             if let Some((label, key)) =
-                self.select(&mut pos, &ctx, true, eval, played, &mut out.stats)
+                self.select(&mut pos, &ctx, true, eval, &line, played, &mut out.stats)
             {
                 labels.push(label);
                 keys.push(key);
@@ -649,7 +673,9 @@ impl<L: Labeller> Worker<L> {
         let mut keys = Vec::new();
         let start_fen = pos.fen();
         let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
-        if let Some((label, key)) = self.select(&mut pos, &ctx, false, None, None, &mut out.stats) {
+        if let Some((label, key)) =
+            self.select(&mut pos, &ctx, false, None, &[], None, &mut out.stats)
+        {
             labels.push(label);
             keys.push(key);
         }

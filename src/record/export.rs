@@ -18,6 +18,7 @@
 use std::{fmt::Write as _, io::Write};
 
 use crate::{
+    analysis::{Eval, game::analyse},
     chess::{mv::Move, position::Position, types::Color, uci::move_to_uci},
     record::{
         chain::{ChainError, Step, walk},
@@ -64,16 +65,13 @@ fn relative_result(code: u8, color: Color) -> i16 {
     if color == Color::White { white } else { -white }
 }
 
-/// `[%eval]` text, White's point of view.
+/// `[%eval]` text, White's point of view, as Lichess writes it (`0.35`,
+/// `-1.2`, `#4`); `#0` for a position already mated.
 fn lichess_eval(score: i16, side: Color) -> String {
-    // Classify from the side to move's view first: mate distances are not
-    // symmetric under negating the score (mate in n is 2n-1 plies, mated
-    // in n is 2n), so flipping the score before classifying would be off by one.
-    let sign = if side == Color::White { 1 } else { -1 };
-    match ScoreKind::from_score(i32::from(score)) {
-        ScoreKind::Mate(n) => format!("#{}", sign * n),
-        ScoreKind::Cp(cp) => format!("{:.2}", f64::from(sign * cp) / 100.0),
-    }
+    // Eval classifies from the side to move's view first: mate distances
+    // are not symmetric under negating the score (mate in n is 2n-1 plies,
+    // mated in n is 2n), so flipping the score first would be off by one.
+    Eval::from_score(i32::from(score), side).map_or_else(|| "#0".to_string(), Eval::pgn)
 }
 
 fn result_text(code: u8) -> &'static str {
@@ -99,6 +97,7 @@ pub struct Exporter<W: Write> {
     format: ExportFormat,
     sink: Sink<W>,
     text: String,
+    analysis_tags: bool,
     /// Counts.
     pub stats: ExportStats,
 }
@@ -113,7 +112,22 @@ impl<W: Write> Exporter<W> {
         } else {
             Sink::Bytes(out)
         };
-        Ok(Exporter { format, sink, text: String::new(), stats: ExportStats::default() })
+        Ok(Exporter {
+            format,
+            sink,
+            text: String::new(),
+            analysis_tags: false,
+            stats: ExportStats::default(),
+        })
+    }
+
+    /// PGN: write each game's accuracy, average centipawn loss and
+    /// judgment counts as tags (`WhiteAccuracy`, `WhiteACPL`,
+    /// `WhiteInaccuracies`, ...). Meaningful when every position is
+    /// labelled (`annotate --preset analysis`).
+    pub fn with_analysis_tags(mut self, on: bool) -> Exporter<W> {
+        self.analysis_tags = on;
+        self
     }
 
     /// Exports one game.
@@ -143,7 +157,12 @@ impl<W: Write> Exporter<W> {
         }
     }
 
+    /// A game as Lichess exports an analysed one: `[%eval]` after every
+    /// labelled position, each judged move marked (`?!`, `?`, `??`) with
+    /// the comment `(0.26 → 1.67) Mistake. O-O was best.` and the better
+    /// line as a variation.
     fn pgn(&mut self, record: &GameRecord) -> std::io::Result<()> {
+        let analysis = analyse(record)?;
         let t = &mut self.text;
         for (name, value) in ROSTER.iter().zip(&record.tags) {
             let value = if *name == "Result" && value.is_empty() {
@@ -165,60 +184,55 @@ impl<W: Write> Exporter<W> {
         if start.fen() != crate::STARTPOS || start.is_chess960() {
             let _ = writeln!(t, "[SetUp \"1\"]\n[FEN \"{}\"]", start.fen());
         }
-        t.push('\n');
-        // Collect each position's pieces of text, then lay them out: move,
-        // the comment of the position it reached, the best move instead of
-        // it as a variation.
-        struct Item {
-            number: u32,
-            white: bool,
-            played: Option<String>,
-            alternative: Option<String>,
-            comment: Option<String>,
+        if self.analysis_tags {
+            for (side, a) in [("White", &analysis.white.game), ("Black", &analysis.black.game)] {
+                if let Some(accuracy) = a.accuracy {
+                    let _ = writeln!(t, "[{side}Accuracy \"{accuracy:.1}\"]");
+                }
+                if let Some(acpl) = a.acpl {
+                    let _ = writeln!(t, "[{side}ACPL \"{acpl}\"]");
+                }
+                let _ = writeln!(t, "[{side}Inaccuracies \"{}\"]", a.inaccuracies);
+                let _ = writeln!(t, "[{side}Mistakes \"{}\"]", a.mistakes);
+                let _ = writeln!(t, "[{side}Blunders \"{}\"]", a.blunders);
+            }
         }
-        let mut items: Vec<Item> = Vec::with_capacity(record.moves.len() + 1);
-        walk(record, |step: &Step<'_>| {
-            let mut pos = step.pos.clone();
-            let comment = step
-                .label
-                .map(|l| format!("{{ [%eval {}] }}", lichess_eval(l.score, pos.side_to_move())));
-            let alternative = match (step.played, step.best) {
-                (Some(m), Some(b)) if b != m => Some(pos.san_plus(b)),
-                _ => None,
-            };
-            let played = step.played.map(|m| pos.san_plus(m));
-            items.push(Item {
-                number: pos.fullmove_number(),
-                white: pos.side_to_move() == Color::White,
-                played,
-                alternative,
-                comment,
-            });
-        })?;
+        t.push('\n');
         let mut movetext = String::new();
-        if let Some(c) = items.first().and_then(|i| i.comment.as_ref()) {
-            movetext.push_str(c);
-            movetext.push(' ');
+        if let Some(l) = record.labels.first().filter(|l| l.ply == 0) {
+            let _ =
+                write!(movetext, "{{ [%eval {}] }} ", lichess_eval(l.score, start.side_to_move()));
         }
         let mut need_number = true;
-        for (i, item) in items.iter().enumerate() {
-            let Some(san) = &item.played else { break };
-            if item.white {
-                let _ = write!(movetext, "{}. ", item.number);
+        for m in &analysis.moves {
+            if m.mover == Color::White {
+                let _ = write!(movetext, "{}. ", m.number);
             } else if need_number {
-                let _ = write!(movetext, "{}... ", item.number);
+                let _ = write!(movetext, "{}... ", m.number);
             }
-            movetext.push_str(san);
+            movetext.push_str(&m.san);
+            if let Some(a) = m.advice {
+                movetext.push_str(a.judgment.glyph());
+            }
             movetext.push(' ');
             need_number = false;
-            if let Some(c) = items.get(i + 1).and_then(|next| next.comment.as_ref()) {
-                movetext.push_str(c);
-                movetext.push(' ');
+            if let Some(a) = m.advice {
+                let evals = match (m.before, m.after) {
+                    (Some(b), Some(after)) => format!("({} → {}) ", b.comment(), after.comment()),
+                    _ => String::new(),
+                };
+                let what = a.mate.map_or(a.judgment.name(), |c| c.description());
+                let best = m.best.as_ref().map(|b| format!(" {b} was best.")).unwrap_or_default();
+                let _ = write!(movetext, "{{ {evals}{what}.{best} }} ");
                 need_number = true;
             }
-            if let Some(alt) = &item.alternative {
-                let dots = if item.white { "." } else { "..." };
-                let _ = write!(movetext, "( {}{dots} {alt} ) ", item.number);
+            // A mated position has no evaluation to show, as on Lichess.
+            if let Some(after) = m.after {
+                let _ = write!(movetext, "{{ [%eval {}] }} ", after.pgn());
+                need_number = true;
+            }
+            if let (Some(_), Some(line)) = (m.advice, &m.variation) {
+                let _ = write!(movetext, "({line}) ");
                 need_number = true;
             }
         }
@@ -458,7 +472,11 @@ mod tests {
     fn eval_text_is_whites_view() {
         assert_eq!(lichess_eval(35, Color::White), "0.35");
         assert_eq!(lichess_eval(35, Color::Black), "-0.35");
-        assert_eq!(lichess_eval(-120, Color::Black), "1.20");
+        assert_eq!(lichess_eval(-120, Color::Black), "1.2");
+        // As Lichess writes them: the fewest digits, a whole pawn with ".0".
+        assert_eq!(lichess_eval(0, Color::White), "0.0");
+        assert_eq!(lichess_eval(100, Color::White), "1.0");
+        assert_eq!(lichess_eval(-15, Color::White), "-0.15");
     }
 
     #[test]

@@ -118,6 +118,21 @@ pub struct Options {
     pub pv_plies: u32,
 }
 
+impl Options {
+    /// Every position of every game labelled: no opening skipped, no
+    /// position left out for a check, a capture, the sampling or a
+    /// duplicate. Analysis totals (accuracy, centipawn loss) mean what
+    /// they say only then.
+    pub fn labels_every_position(&self) -> bool {
+        self.skip_plies == 0
+            && !self.skip_check
+            && !self.skip_captures
+            && self.sample_ppm >= 1_000_000
+            && !self.dedup
+            && self.max_positions == 0
+    }
+}
+
 /// [`Options`] as format version 2 wrote them, before variations.
 #[derive(Decode)]
 struct OptionsV2 {
