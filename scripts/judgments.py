@@ -15,6 +15,10 @@ line per difference, then a summary line:
 Exits 1 when a game fails to read or the files disagree.
 
     python3 scripts/judgments.py LICHESS.pgn KIBITZ.pgn
+
+With `--counts FILE` it reads one file and prints, per game, tab
+separated: plies, moves with an eval, then White's inaccuracies, mistakes
+and blunders and Black's, as the NAGs give them.
 """
 
 import re
@@ -27,7 +31,8 @@ COMMENT = re.compile(r"\(([^)]*)\) ([^.]*)\.(?: (\S+) was best\.)?")
 
 
 def moves_of(path):
-    """Each game's main line: (san, judgment nag, comment, eval, variation head)."""
+    """Each game's main line: (san, judgment nag, comment, eval, variation head,
+    mover: 0 White, 1 Black)."""
     games = []
     with open(path, encoding="utf-8") as f:
         while True:
@@ -46,13 +51,28 @@ def moves_of(path):
                 ev = child.eval()
                 ev = None if ev is None else str(ev.white())
                 alt = node.variations[1].move.uci() if len(node.variations) > 1 else None
-                rows.append((child.san(), nags[0] if nags else None, comment, ev, alt))
+                mover = 0 if node.turn() == chess.WHITE else 1
+                rows.append((child.san(), nags[0] if nags else None, comment, ev, alt, mover))
                 node = child
             games.append(rows)
     return games
 
 
+def counts(path):
+    for rows in moves_of(path):
+        judged = {(c, n): 0 for c in (0, 1) for n in (6, 2, 4)}
+        for row in rows:
+            if row[1] is not None:
+                judged[(row[5], row[1])] += 1
+        cells = [len(rows), sum(r[3] is not None for r in rows)]
+        cells += [judged[(c, n)] for c in (0, 1) for n in (6, 2, 4)]
+        print("\t".join(map(str, cells)))
+    return 0
+
+
 def main():
+    if sys.argv[1] == "--counts":
+        return counts(sys.argv[2])
     first, second = moves_of(sys.argv[1]), moves_of(sys.argv[2])
     if len(first) != len(second):
         print(f"{len(first)} games against {len(second)}")

@@ -2,6 +2,7 @@
 //! link time down. Tests that read the shared corpora in `../shared/data`
 //! are compiled only with `--features corpus`.
 
+mod analysis;
 mod annotate;
 mod cli;
 mod differential;

@@ -59,59 +59,20 @@ fn backrank_sparse(pos: &Position) -> bool {
 /// The score of a 2x2 region holding `white` white and `black` black
 /// pieces, `y` its row from White's side (1 to 7).
 fn region_score(y: i32, white: u32, black: u32) -> i32 {
+    // A group of own pieces still near its home rows scores nothing.
     match (white, black) {
-        (0, 0) => 0,
         (1, 0) => 1 + (8 - y),
-        (2, 0) => {
-            if y > 2 {
-                2 + (y - 2)
-            } else {
-                0
-            }
-        }
-        (3, 0) => {
-            if y > 1 {
-                3 + (y - 1)
-            } else {
-                0
-            }
-        }
-        // Three white pieces and an empty square, or four: no contact.
-        (4, 0) => {
-            if y > 1 {
-                3 + (y - 1)
-            } else {
-                0
-            }
-        }
+        (2, 0) if y > 2 => 2 + (y - 2),
+        (3, 0) | (4, 0) if y > 1 => 3 + (y - 1),
         (0, 1) => 1 + y,
         (1, 1) => 5 + (3 - y).abs(),
         (2, 1) => 4 + y,
         (3, 1) => 5 + y,
-        (0, 2) => {
-            if y < 6 {
-                2 + (6 - y)
-            } else {
-                0
-            }
-        }
+        (0, 2) if y < 6 => 2 + (6 - y),
         (1, 2) => 4 + (6 - y),
         (2, 2) => 7,
-        (0, 3) => {
-            if y < 7 {
-                3 + (7 - y)
-            } else {
-                0
-            }
-        }
+        (0, 3) | (0, 4) if y < 7 => 3 + (7 - y),
         (1, 3) => 5 + (6 - y),
-        (0, 4) => {
-            if y < 7 {
-                3 + (7 - y)
-            } else {
-                0
-            }
-        }
         _ => 0,
     }
 }
@@ -175,7 +136,8 @@ mod tests {
     /// endgame starts each within the range that test allows.
     #[test]
     fn phases_fall_where_scalachess_tests_them() {
-        let games: [(&str, (usize, usize), Option<(usize, usize)>); 7] = [
+        type Range = (usize, usize);
+        let games: [(&str, Range, Option<Range>); 7] = [
             (
                 "1. e3 g6 2. d4 Bg7 3. Nf3 Nf6 4. Bd3 O-O 5. O-O b6 6. c4 Bb7 7. Nbd2 d5 8. b3 Nbd7 9. Bb2 Re8 10. Qc2 dxc4 11. bxc4 c5 12. d5 e5 13. e4 h5 14. a4 Nf8 15. h3 Qd6 16. Nxe5 Rxe5 17. Nf3 N6d7 18. Nxe5 Bxe5 19. Bxe5 Nxe5 20. Be2 Bc8 21. f4 Ned7 22. e5 Qe7 23. Bf3 Rb8 24. Rae1 f5 25. d6 Qh4 26. e6 Nxe6 27. Rxe6 Nf6 28. Ree1 Qxf4 29. Bd5+ Nxd5 30. Rxf4 Nxf4 31. Qd2 g5 32. d7 Bb7 33. d8=Q+ Rxd8 34. Qxd8+ Kh7 35. Qc7+ Kh6 36. Qxb7 g4 37. Qc6+ Ng6 38. Re6 gxh3 39. Rxg6+ Kh7 40. Rh6+ Kg7 41. Qf6+ Kg8 42. Rh8#",
                 (18, 40),

@@ -75,6 +75,10 @@ pub struct Totals {
     pub mistakes: u32,
     /// Blunders.
     pub blunders: u32,
+    /// Centipawns lost over the moves whose loss is known...
+    pub lost: u64,
+    /// ... and those moves (the ACPL is their quotient, rounded).
+    pub lost_moves: u32,
 }
 
 /// A side's totals: the whole game and each phase.
@@ -207,6 +211,8 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
                 inaccuracies: count(Judgment::Inaccuracy),
                 mistakes: count(Judgment::Mistake),
                 blunders: count(Judgment::Blunder),
+                lost: losses.iter().flatten().map(|&l| l as u64).sum(),
+                lost_moves: losses.iter().flatten().count() as u32,
             }
         };
         SideAnalysis {

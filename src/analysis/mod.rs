@@ -20,6 +20,7 @@
 
 pub mod divider;
 pub mod game;
+pub mod report;
 
 use crate::{chess::types::Color, score::ScoreKind};
 
@@ -352,6 +353,9 @@ pub fn mean_loss(losses: &[Option<i32>]) -> Option<i32> {
 mod tests {
     use super::*;
 
+    /// An accuracy expected, with its tolerance.
+    type Expected = (f64, f64);
+
     /// Each side's game accuracy from White's centipawns after each move.
     fn accuracy(first: Color, cps: &[i32]) -> Option<(f64, f64)> {
         match game_accuracy(first, cps) {
@@ -373,7 +377,7 @@ mod tests {
         twenty_and_white_blunder.push(-900);
         let mut twenty_one_and_black_blunder = vec![15; 21];
         twenty_one_and_black_blunder.push(900);
-        let cases: Vec<(&str, Vec<i32>, (f64, f64), (f64, f64))> = vec![
+        let cases: Vec<(&str, Vec<i32>, Expected, Expected)> = vec![
             ("two good moves", vec![15, 15], (100.0, 1.0), (100.0, 1.0)),
             ("white blunders on first move", vec![-900, -900], (10.0, 5.0), (100.0, 1.0)),
             ("black blunders on first move", vec![15, 900], (100.0, 1.0), (10.0, 5.0)),
@@ -428,7 +432,7 @@ mod tests {
     /// The same test's second half: Black moves first.
     #[test]
     fn game_accuracy_as_lichess_tests_it_black_first() {
-        let cases: [(&str, [i32; 2], (f64, f64), (f64, f64)); 4] = [
+        let cases: [(&str, [i32; 2], Expected, Expected); 4] = [
             ("two good moves", [15, 15], (100.0, 1.0), (100.0, 1.0)),
             ("black blunders on first move", [900, 900], (100.0, 1.0), (10.0, 5.0)),
             ("white blunders on first move", [15, -900], (10.0, 5.0), (100.0, 1.0)),

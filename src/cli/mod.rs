@@ -16,6 +16,7 @@ pub(crate) mod eval;
 mod perft;
 mod records;
 pub(crate) mod replay;
+mod report;
 mod search;
 mod tune;
 mod uci;
@@ -37,6 +38,9 @@ enum Command {
     Inspect(records::InspectArgs),
     /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD, JSON lines, bullet.
     Export(records::ExportArgs),
+    /// Sum up analysed games: a page with a player table and an evaluation
+    /// graph per game, and JSON lines per game and per player.
+    Report(report::ReportArgs),
     /// Join the shard files of one run into the file an unsharded run writes.
     Merge(records::MergeArgs),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
@@ -131,6 +135,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => records::run_inspect(args),
         Command::Export(args) => records::run_export(args),
         Command::Merge(args) => records::run_merge(args),
+        Command::Report(args) => report::run(args),
         Command::Perft(args) => perft::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Search(args) => search::run_search(args),

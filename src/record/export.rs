@@ -435,7 +435,14 @@ fn wrap(text: &str, width: usize) -> String {
             None if word.starts_with('{') && !word.ends_with('}') => {
                 comment = Some(word.to_string())
             }
-            None => units.push(word.to_string()),
+            // A move stays on the line of its number: `5. bxa8=Q`.
+            None => match units.last_mut() {
+                Some(last) if last.ends_with('.') => {
+                    last.push(' ');
+                    last.push_str(word);
+                }
+                _ => units.push(word.to_string()),
+            },
         }
     }
     units.extend(comment);

@@ -1,0 +1,587 @@
+//! A database's analysis summed up: a summary per game and totals per
+//! player, as JSON lines and as one self-contained HTML page (inline CSS,
+//! SVG and script; nothing fetched from the network) with a sortable player
+//! table and, per game, an evaluation graph like Lichess's: White's Win%
+//! over the moves, the judged moves marked, the phases shaded.
+//!
+//! Memory stays bounded whatever the database's size: games are summed up
+//! one at a time, the page keeps the detail (graph and moves) of the first
+//! [`Report::new`]'s `games_shown` games only, and the player totals take
+//! one entry per distinct player.
+
+use std::{
+    collections::HashMap,
+    fmt::Write as _,
+    io::{self, Write},
+};
+
+use crate::{
+    analysis::{
+        Division, Eval, INITIAL_CP, Judgment, Phase,
+        game::{GameAnalysis, SideAnalysis, Totals},
+    },
+    chess::types::Color,
+    record::format::GameRecord,
+};
+
+/// One game's summary: who played, the result, and each side's totals,
+/// overall and per phase. A JSON line of the report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct GameSummary {
+    /// The game's index in its file (from 0).
+    pub index: u64,
+    /// The file it came from.
+    pub file: String,
+    /// `[Event]`.
+    pub event: String,
+    /// `[Site]`.
+    pub site: String,
+    /// `[Date]`.
+    pub date: String,
+    /// `[White]`.
+    pub white_name: String,
+    /// `[Black]`.
+    pub black_name: String,
+    /// `1-0`, `0-1`, `1/2-1/2` or `*`.
+    pub result: String,
+    /// Plies played.
+    pub plies: usize,
+    /// Where the middlegame and the endgame start.
+    pub division: Division,
+    /// White's totals.
+    pub white: SideAnalysis,
+    /// Black's totals.
+    pub black: SideAnalysis,
+    /// Moves with a position unlabelled before or after.
+    pub unlabelled: u32,
+}
+
+/// Sums over some games of one player with one colour, or both.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sums {
+    games: u32,
+    moves: u64,
+    accuracy: f64,
+    accuracy_games: u32,
+    lost: u64,
+    lost_moves: u64,
+    inaccuracies: u64,
+    mistakes: u64,
+    blunders: u64,
+}
+
+impl Sums {
+    fn add(&mut self, t: &Totals) {
+        if t.moves == 0 {
+            return;
+        }
+        self.games += 1;
+        self.moves += u64::from(t.moves);
+        if let Some(a) = t.accuracy {
+            self.accuracy += a;
+            self.accuracy_games += 1;
+        }
+        self.lost += t.lost;
+        self.lost_moves += u64::from(t.lost_moves);
+        self.inaccuracies += u64::from(t.inaccuracies);
+        self.mistakes += u64::from(t.mistakes);
+        self.blunders += u64::from(t.blunders);
+    }
+
+    fn merge(&mut self, o: &Sums) {
+        self.games += o.games;
+        self.moves += o.moves;
+        self.accuracy += o.accuracy;
+        self.accuracy_games += o.accuracy_games;
+        self.lost += o.lost;
+        self.lost_moves += o.lost_moves;
+        self.inaccuracies += o.inaccuracies;
+        self.mistakes += o.mistakes;
+        self.blunders += o.blunders;
+    }
+
+    fn summary(&self) -> PlayerTotals {
+        let per = |n: u64, d: u64| (d > 0).then(|| n as f64 / d as f64);
+        PlayerTotals {
+            games: self.games,
+            moves: self.moves,
+            accuracy: (self.accuracy_games > 0)
+                .then(|| self.accuracy / f64::from(self.accuracy_games)),
+            acpl: per(self.lost, self.lost_moves),
+            inaccuracies: self.inaccuracies,
+            mistakes: self.mistakes,
+            blunders: self.blunders,
+            blunders_per_100: per(100 * self.blunders, self.moves),
+        }
+    }
+}
+
+/// A player's totals over some games.
+#[derive(Clone, Copy, Debug, serde::Serialize)]
+pub struct PlayerTotals {
+    /// Games with at least one move of the player's.
+    pub games: u32,
+    /// The player's moves.
+    pub moves: u64,
+    /// The mean of the per-game accuracies.
+    pub accuracy: Option<f64>,
+    /// Centipawns lost per move, over every move whose loss is known.
+    pub acpl: Option<f64>,
+    /// Inaccuracies.
+    pub inaccuracies: u64,
+    /// Mistakes.
+    pub mistakes: u64,
+    /// Blunders.
+    pub blunders: u64,
+    /// Blunders per 100 moves.
+    pub blunders_per_100: Option<f64>,
+}
+
+/// A player over the whole database: overall, by colour and by phase. A
+/// JSON line of the report. Games whose tag names nobody (`?`, or no
+/// tag) count for no player.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct PlayerSummary {
+    /// The name, as the `[White]` or `[Black]` tag gives it.
+    pub name: String,
+    /// Over all games.
+    pub all: PlayerTotals,
+    /// With White.
+    pub white: PlayerTotals,
+    /// With Black.
+    pub black: PlayerTotals,
+    /// In the opening, the middlegame and the endgame.
+    pub opening: PlayerTotals,
+    /// See `opening`.
+    pub middlegame: PlayerTotals,
+    /// See `opening`.
+    pub endgame: PlayerTotals,
+}
+
+#[derive(Clone, Debug, Default)]
+struct PlayerSums {
+    colour: [Sums; 2],
+    phase: [Sums; 3],
+}
+
+/// A game kept for the page: its summary, its graph and its judged moves.
+struct Shown {
+    summary: GameSummary,
+    /// White's Win% at each ply from the start.
+    wins: Vec<Option<f64>>,
+    /// Judged moves: ply, text (`12. Nxc6?!`), judgment.
+    marks: Vec<(usize, String, Judgment)>,
+}
+
+/// The report being built, game by game.
+pub struct Report {
+    players: HashMap<String, PlayerSums>,
+    shown: Vec<Shown>,
+    games_shown: usize,
+    /// Games summed up.
+    pub games: u64,
+}
+
+fn result_text(code: u8) -> &'static str {
+    match code {
+        0 => "0-1",
+        1 => "1/2-1/2",
+        2 => "1-0",
+        _ => "*",
+    }
+}
+
+impl Report {
+    /// An empty report whose page details the first `games_shown` games.
+    pub fn new(games_shown: usize) -> Report {
+        Report { players: HashMap::new(), shown: Vec::new(), games_shown, games: 0 }
+    }
+
+    /// Adds an analysed game; returns its summary.
+    pub fn add(&mut self, file: &str, record: &GameRecord, analysis: &GameAnalysis) -> GameSummary {
+        let tag = |i: usize| record.tags[i].clone();
+        let summary = GameSummary {
+            index: record.index,
+            file: file.to_string(),
+            event: tag(0),
+            site: tag(1),
+            date: tag(2),
+            white_name: tag(4),
+            black_name: tag(5),
+            result: result_text(record.result).to_string(),
+            plies: analysis.moves.len(),
+            division: analysis.division,
+            white: analysis.white,
+            black: analysis.black,
+            unlabelled: analysis.unlabelled,
+        };
+        self.games += 1;
+        let sides = [(&summary.white_name, &summary.white), (&summary.black_name, &summary.black)];
+        for (colour, (name, side)) in sides.into_iter().enumerate() {
+            // An unknown player (`?` or no tag) is nobody's total.
+            if name.is_empty() || name == "?" {
+                continue;
+            }
+            let sums = self.players.entry(name.clone()).or_default();
+            sums.colour[colour].add(&side.game);
+            for (i, t) in [&side.opening, &side.middlegame, &side.endgame].into_iter().enumerate() {
+                sums.phase[i].add(t);
+            }
+        }
+        if self.shown.len() < self.games_shown {
+            let mut wins = Vec::with_capacity(analysis.moves.len() + 1);
+            wins.push(Some(Eval::Cp(INITIAL_CP).win_percent()));
+            let mut marks = Vec::new();
+            for m in &analysis.moves {
+                wins.push(m.after.map(Eval::win_percent));
+                if let Some(a) = m.advice {
+                    let dots = if m.mover == Color::White { "." } else { "..." };
+                    let text = format!("{}{dots} {}{}", m.number, m.san, a.judgment.glyph());
+                    marks.push((m.ply, text, a.judgment));
+                }
+            }
+            self.shown.push(Shown { summary: summary.clone(), wins, marks });
+        }
+        summary
+    }
+
+    /// Every player's totals, most games first (then by name).
+    pub fn players(&self) -> Vec<PlayerSummary> {
+        let mut out: Vec<PlayerSummary> = self
+            .players
+            .iter()
+            .map(|(name, s)| {
+                let mut all = s.colour[0];
+                all.merge(&s.colour[1]);
+                PlayerSummary {
+                    name: name.clone(),
+                    all: all.summary(),
+                    white: s.colour[0].summary(),
+                    black: s.colour[1].summary(),
+                    opening: s.phase[0].summary(),
+                    middlegame: s.phase[1].summary(),
+                    endgame: s.phase[2].summary(),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| b.all.games.cmp(&a.all.games).then_with(|| a.name.cmp(&b.name)));
+        out
+    }
+
+    /// Writes the page: at most `players_shown` players (most games first;
+    /// 0 for all), then the games kept.
+    pub fn write_html(&self, out: &mut impl Write, players_shown: usize) -> io::Result<()> {
+        let players = self.players();
+        let listed =
+            if players_shown == 0 { players.len() } else { players_shown.min(players.len()) };
+        let mut h = String::with_capacity(1 << 16);
+        h.push_str(HEAD);
+        let _ = write!(
+            h,
+            "<h1>kibitz analysis</h1>\n<p class=\"counts\">{} games, {} players{}.</p>\n",
+            self.games,
+            players.len(),
+            if listed < players.len() {
+                format!(" ({listed} with the most games listed; all in the JSON)")
+            } else {
+                String::new()
+            }
+        );
+        h.push_str("<h2>Players</h2>\n<table id=\"players\">\n<thead><tr>");
+        for (key, title, kind) in COLUMNS {
+            let _ = write!(h, "<th data-key=\"{key}\" data-kind=\"{kind}\">{title}</th>");
+        }
+        h.push_str("</tr></thead>\n<tbody>\n");
+        for p in &players[..listed] {
+            let cells = [
+                Cell::Text(&p.name),
+                Cell::Int(p.all.games.into()),
+                Cell::Int(p.white.games.into()),
+                Cell::Int(p.black.games.into()),
+                Cell::Real(p.all.accuracy),
+                Cell::Real(p.white.accuracy),
+                Cell::Real(p.black.accuracy),
+                Cell::Real(p.all.acpl),
+                Cell::Real(p.all.blunders_per_100),
+                Cell::Real(p.opening.accuracy),
+                Cell::Real(p.middlegame.accuracy),
+                Cell::Real(p.endgame.accuracy),
+                Cell::Real(p.opening.acpl),
+                Cell::Real(p.middlegame.acpl),
+                Cell::Real(p.endgame.acpl),
+            ];
+            h.push_str("<tr class=\"player\">");
+            for c in cells {
+                c.write(&mut h);
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</tbody></table>\n");
+        out.write_all(h.as_bytes())?;
+        let _ = write!(
+            out,
+            "<h2>Games</h2>\n<p class=\"counts\">{} of {} games shown.</p>\n{LEGEND}",
+            self.shown.len(),
+            self.games
+        );
+        for g in &self.shown {
+            h.clear();
+            game_html(&mut h, g);
+            out.write_all(h.as_bytes())?;
+        }
+        out.write_all(TAIL.as_bytes())
+    }
+}
+
+enum Cell<'a> {
+    Text(&'a str),
+    Int(u64),
+    Real(Option<f64>),
+}
+
+impl Cell<'_> {
+    fn write(&self, h: &mut String) {
+        match self {
+            Cell::Text(t) => {
+                let _ = write!(h, "<td data-v=\"{}\">{}</td>", escape(t), escape(t));
+            }
+            Cell::Int(v) => {
+                let _ = write!(h, "<td data-v=\"{v}\">{v}</td>");
+            }
+            Cell::Real(Some(v)) => {
+                let _ = write!(h, "<td data-v=\"{v:.3}\">{v:.1}</td>");
+            }
+            Cell::Real(None) => h.push_str("<td data-v=\"\">–</td>"),
+        }
+    }
+}
+
+const COLUMNS: [(&str, &str, &str); 15] = [
+    ("name", "Player", "text"),
+    ("games", "Games", "num"),
+    ("white", "as White", "num"),
+    ("black", "as Black", "num"),
+    ("accuracy", "Accuracy", "num"),
+    ("accuracy-white", "Acc. White", "num"),
+    ("accuracy-black", "Acc. Black", "num"),
+    ("acpl", "ACPL", "num"),
+    ("blunders", "Blunders /100 moves", "num"),
+    ("accuracy-opening", "Acc. opening", "num"),
+    ("accuracy-middlegame", "Acc. middlegame", "num"),
+    ("accuracy-endgame", "Acc. endgame", "num"),
+    ("acpl-opening", "ACPL opening", "num"),
+    ("acpl-middlegame", "ACPL middlegame", "num"),
+    ("acpl-endgame", "ACPL endgame", "num"),
+];
+
+/// Text made safe inside HTML, attributes included.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| format!("{v:.1}"))
+}
+
+fn fmt_int(v: Option<i32>) -> String {
+    v.map_or_else(|| "–".to_string(), |v| v.to_string())
+}
+
+const GRAPH_W: f64 = 600.0;
+const GRAPH_H: f64 = 120.0;
+
+fn game_html(h: &mut String, g: &Shown) {
+    let s = &g.summary;
+    let _ = write!(
+        h,
+        "<section class=\"game\" id=\"game-{}\">\n<h3>{} – {} <span class=\"result\">{}</span></h3>\n\
+         <p class=\"meta\">{} · {} · {} · game {} of {}</p>\n",
+        s.index,
+        escape(&s.white_name),
+        escape(&s.black_name),
+        escape(&s.result),
+        escape(&s.event),
+        escape(&s.site),
+        escape(&s.date),
+        s.index + 1,
+        escape(&s.file),
+    );
+    h.push_str(
+        "<table class=\"sides\"><thead><tr><th></th><th>Accuracy</th><th>ACPL</th>\
+         <th>?!</th><th>?</th><th>??</th><th>Acc. opening</th><th>Acc. middlegame</th>\
+         <th>Acc. endgame</th></tr></thead><tbody>\n",
+    );
+    for (side, a) in [("White", &s.white), ("Black", &s.black)] {
+        let _ = writeln!(
+            h,
+            "<tr><th>{side}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td><td>{}</td></tr>",
+            fmt_opt(a.game.accuracy),
+            fmt_int(a.game.acpl),
+            a.game.inaccuracies,
+            a.game.mistakes,
+            a.game.blunders,
+            fmt_opt(a.opening.accuracy),
+            fmt_opt(a.middlegame.accuracy),
+            fmt_opt(a.endgame.accuracy),
+        );
+    }
+    h.push_str("</tbody></table>\n");
+    graph(h, g);
+    h.push_str("</section>\n");
+}
+
+/// The evaluation graph: White's Win% from top (100) to bottom (0), the
+/// area under the curve light; middlegame and endgame shaded; judged moves
+/// as dots.
+fn graph(h: &mut String, g: &Shown) {
+    let n = g.wins.len().saturating_sub(1).max(1) as f64;
+    let x = |ply: usize| ply as f64 / n * GRAPH_W;
+    let y = |win: f64| (100.0 - win) / 100.0 * GRAPH_H;
+    let _ = write!(
+        h,
+        "<svg class=\"graph\" viewBox=\"0 0 {GRAPH_W} {GRAPH_H}\" preserveAspectRatio=\"none\" \
+         role=\"img\" aria-label=\"Win% of White over the moves\">\
+         <rect class=\"bg\" width=\"{GRAPH_W}\" height=\"{GRAPH_H}\"/>"
+    );
+    let plies = g.wins.len().saturating_sub(1);
+    let d = g.summary.division;
+    let phases = [
+        (d.middlegame, d.endgame.unwrap_or(plies), Phase::Middlegame),
+        (d.endgame, plies, Phase::Endgame),
+    ];
+    for (start, end, phase) in phases {
+        if let Some(start) = start {
+            let class = if phase == Phase::Middlegame { "middlegame" } else { "endgame" };
+            let _ = write!(
+                h,
+                "<rect class=\"phase {class}\" x=\"{:.1}\" width=\"{:.1}\" height=\"{GRAPH_H}\"/>",
+                x(start),
+                (x(end) - x(start)).max(0.0)
+            );
+        }
+    }
+    // The known points, a missing evaluation bridged by its neighbours.
+    let points: Vec<(f64, f64)> =
+        g.wins.iter().enumerate().filter_map(|(i, w)| w.map(|w| (x(i), y(w)))).collect();
+    if let (Some(first), Some(last)) = (points.first(), points.last()) {
+        let mut area = format!("M{:.1},{GRAPH_H}", first.0);
+        let mut line = String::new();
+        for (i, (px, py)) in points.iter().enumerate() {
+            let _ = write!(area, " L{px:.1},{py:.1}");
+            let _ = write!(line, "{}{px:.1},{py:.1}", if i == 0 { "M" } else { " L" });
+        }
+        let _ = write!(area, " L{:.1},{GRAPH_H} Z", last.0);
+        let _ = write!(
+            h,
+            "<path class=\"white-area\" d=\"{area}\"/><path class=\"curve\" d=\"{line}\"/>"
+        );
+    }
+    let _ = write!(
+        h,
+        "<line class=\"mid\" x1=\"0\" y1=\"{0}\" x2=\"{GRAPH_W}\" y2=\"{0}\"/>",
+        GRAPH_H / 2.0
+    );
+    for (ply, text, judgment) in &g.marks {
+        let Some(w) = g.wins.get(*ply).copied().flatten() else { continue };
+        let _ = write!(
+            h,
+            "<circle class=\"mark {}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>{} {}</title></circle>",
+            judgment.name().to_lowercase(),
+            x(*ply),
+            y(w),
+            escape(text),
+            judgment.name()
+        );
+    }
+    h.push_str("</svg>\n");
+}
+
+const LEGEND: &str = "<p class=\"legend\">White's Win% over the moves: \
+    <span style=\"color:#56b4e9\">● inaccuracy</span><span style=\"color:#e69f00\">● mistake</span>\
+    <span style=\"color:#db3031\">● blunder</span><span style=\"color:#268bd2\">■ middlegame</span>\
+    <span style=\"color:#d33682\">■ endgame</span></p>\n";
+
+const HEAD: &str = r#"<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>kibitz analysis</title>
+<style>
+body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; background: #fafafa; }
+h1 { font-size: 1.5em; } h2 { margin-top: 1.5em; } h3 { margin: 0.2em 0; font-size: 1.1em; }
+table { border-collapse: collapse; }
+#players th { cursor: pointer; user-select: none; background: #e8e8e8; position: sticky; top: 0; }
+#players th.sorted::after { content: " ▾"; } #players th.sorted.asc::after { content: " ▴"; }
+th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+td:first-child, th:first-child { text-align: left; }
+.game { margin: 1.2em 0; padding: 0.6em; background: #fff; border: 1px solid #ddd; max-width: 760px; }
+.meta { color: #666; margin: 0.2em 0 0.5em; }
+.sides { margin-bottom: 0.5em; }
+svg.graph { width: 100%; height: 140px; display: block; }
+.bg { fill: #3a3a3a; }
+.white-area { fill: #e9e9e9; }
+.curve { fill: none; stroke: #b58900; stroke-width: 1.2; vector-effect: non-scaling-stroke; }
+.mid { stroke: #888; stroke-dasharray: 4 3; stroke-width: 0.8; vector-effect: non-scaling-stroke; }
+.phase { fill-opacity: 0.16; }
+.phase.middlegame { fill: #268bd2; } .phase.endgame { fill: #d33682; }
+.mark.inaccuracy { fill: #56b4e9; } .mark.mistake { fill: #e69f00; } .mark.blunder { fill: #db3031; }
+.legend span { display: inline-block; margin-right: 1em; }
+</style>
+</head>
+<body>
+"#;
+
+const TAIL: &str = r#"<script>
+(function () {
+  var table = document.getElementById('players');
+  var heads = table.tHead.rows[0].cells;
+  function sort(col, asc) {
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var num = heads[col].dataset.kind === 'num';
+    rows.sort(function (a, b) {
+      var x = a.cells[col].dataset.v, y = b.cells[col].dataset.v;
+      if (num) {
+        // Empty cells last, whatever the direction.
+        if (x === '' || y === '') return (x === '') - (y === '');
+        x = parseFloat(x); y = parseFloat(y);
+        return asc ? x - y : y - x;
+      }
+      return asc ? x.localeCompare(y) : y.localeCompare(x);
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    for (var i = 0; i < heads.length; i++) heads[i].className = '';
+    heads[col].className = 'sorted' + (asc ? ' asc' : '');
+    table.dataset.sortedBy = heads[col].dataset.key;
+  }
+  var current = -1, ascending = false;
+  for (var i = 0; i < heads.length; i++) {
+    (function (col) {
+      heads[col].addEventListener('click', function () {
+        // A second click turns the order round; a new column starts with
+        // names from A and numbers from the largest.
+        ascending = col === current ? !ascending : heads[col].dataset.kind === 'text';
+        current = col;
+        sort(col, ascending);
+      });
+    })(i);
+  }
+  current = 1;
+  sort(1, false);
+})();
+</script>
+</body>
+</html>
+"#;
