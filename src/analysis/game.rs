@@ -129,6 +129,8 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
         let side = pos.side_to_move();
         let (eval, pv) = match step.label {
             Some(l) => (Eval::from_score(i32::from(l.score), side), l.pv.moves(&pos)),
+            // A stalemate has no label (no move to search) and is a draw.
+            None if pos.is_stalemate() => (Some(Eval::Cp(0)), Vec::new()),
             None => (None, Vec::new()),
         };
         plies.push(Ply { pos, played: step.played, eval, best: step.best, pv });

@@ -25,8 +25,8 @@ pub struct ReportArgs {
     /// per player (`"kind":"player"`).
     #[arg(long)]
     json: Option<PathBuf>,
-    /// Games detailed on the page (summary and graph), the first ones read;
-    /// the JSON has them all.
+    /// Games detailed on the page (summary and graph), the first ones read
+    /// (0: none); the JSON has them all.
     #[arg(long, default_value_t = 200)]
     games: usize,
     /// Players listed on the page, most games first (0: all); the JSON has
