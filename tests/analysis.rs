@@ -316,3 +316,45 @@ mod chromium {
         println!("screenshot: {}", shot.display());
     }
 }
+
+/// Ratings come from the games' `[WhiteElo]` and `[BlackElo]`: kept in the
+/// record, exported, and averaged per player (a `?` is no rating).
+#[test]
+fn ratings_come_from_the_tags() {
+    let dir = TempDir::new("analysis-ratings");
+    let pgn = dir.path("rated.pgn");
+    std::fs::write(
+        &pgn,
+        "[White \"Ann\"]\n[Black \"Bob\"]\n[WhiteElo \"1500\"]\n[BlackElo \"?\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n\
+         [White \"Bob\"]\n[Black \"Ann\"]\n[WhiteElo \"1720\"]\n[BlackElo \"1600\"]\n\n1. d4 d5 2. c4 e6 *\n",
+    )
+    .unwrap();
+    let kbz = dir.path("rated.kbz");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&pgn),
+        "-o",
+        s(&kbz),
+        "--quiet",
+        "--preset",
+        "analysis",
+        "--depth",
+        "3",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (games, players, page) = report(&kbz, &dir, &[]);
+    assert_eq!(games[0]["white_elo"], 1500);
+    assert!(games[0]["black_elo"].is_null());
+    assert_eq!(
+        (games[1]["white_elo"].as_u64(), games[1]["black_elo"].as_u64()),
+        (Some(1720), Some(1600))
+    );
+    let ann = players.iter().find(|p| p["name"] == "Ann").unwrap();
+    let bob = players.iter().find(|p| p["name"] == "Bob").unwrap();
+    assert_eq!((ann["rating"].as_f64(), ann["last_rating"].as_u64()), (Some(1550.0), Some(1600)));
+    assert_eq!((bob["rating"].as_f64(), bob["last_rating"].as_u64()), (Some(1720.0), Some(1720)));
+    assert!(page.contains("Ann (1500)"), "the game's heading shows the rating");
+    let (_, exported, _) = kibitz(&["export", s(&kbz), "--format", "pgn"]);
+    assert!(exported.contains("[WhiteElo \"1500\"]") && !exported.contains("[BlackElo \"?\"]"));
+    assert!(exported.contains("[WhiteElo \"1720\"]\n[BlackElo \"1600\"]"), "{exported}");
+}

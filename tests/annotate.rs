@@ -602,8 +602,9 @@ fn resume_keeps_the_errors_before_the_resume_point() {
 }
 
 /// Files of earlier format versions still read: version 1 (before the
-/// header recorded the net, `tests/data/format-v1.kbz`) and version 2
-/// (before labels kept variations, `tests/data/format-v2.kbz`), each the
+/// header recorded the net, `tests/data/format-v1.kbz`), version 2
+/// (before labels kept variations, `tests/data/format-v2.kbz`) and version
+/// 3 (before games kept their ratings, `tests/data/format-v3.kbz`), each the
 /// sample's first 3 games at depth 2. inspect verifies them, their export
 /// equals that of the same run written today, and a merge writes the
 /// current version.
@@ -624,9 +625,9 @@ fn files_of_earlier_format_versions_still_read() {
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
-    assert!(out.contains("format    kbz version 3") && out.contains("eval      hand-written"));
+    assert!(out.contains("format    kbz version 4") && out.contains("eval      hand-written"));
     let export = |f: &Path| kibitz(&["export", s(f), "--format", "jsonl"]).1;
-    for version in [1, 2] {
+    for version in [1, 2, 3] {
         let name = format!("format-v{version}.kbz");
         let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(&name);
         let (code, out, err) = kibitz(&["inspect", s(&old)]);
@@ -636,7 +637,7 @@ fn files_of_earlier_format_versions_still_read() {
         let merged = dir.path(&format!("merged-{version}.kbz"));
         let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
         assert_eq!(code, 0, "{err}");
-        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 3"));
+        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 4"));
         assert_eq!(export(&merged), export(&now), "{name}");
     }
 }

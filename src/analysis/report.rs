@@ -42,6 +42,10 @@ pub struct GameSummary {
     pub white_name: String,
     /// `[Black]`.
     pub black_name: String,
+    /// `[WhiteElo]`, if the game has one.
+    pub white_elo: Option<u16>,
+    /// `[BlackElo]`, if the game has one.
+    pub black_elo: Option<u16>,
     /// `1-0`, `0-1`, `1/2-1/2` or `*`.
     pub result: String,
     /// Plies played.
@@ -144,6 +148,10 @@ pub struct PlayerTotals {
 pub struct PlayerSummary {
     /// The name, as the `[White]` or `[Black]` tag gives it.
     pub name: String,
+    /// The mean of the player's ratings over the games that give one.
+    pub rating: Option<f64>,
+    /// The rating of the last such game read.
+    pub last_rating: Option<u16>,
     /// Over all games.
     pub all: PlayerTotals,
     /// With White.
@@ -162,6 +170,9 @@ pub struct PlayerSummary {
 struct PlayerSums {
     colour: [Sums; 2],
     phase: [Sums; 3],
+    rating_sum: u64,
+    rated_games: u32,
+    last_rating: Option<u16>,
 }
 
 /// A game kept for the page: its summary, its graph and its judged moves.
@@ -208,6 +219,8 @@ impl Report {
             date: tag(2),
             white_name: tag(4),
             black_name: tag(5),
+            white_elo: (record.elo[0] > 0).then_some(record.elo[0]),
+            black_elo: (record.elo[1] > 0).then_some(record.elo[1]),
             result: result_text(record.result).to_string(),
             plies: analysis.moves.len(),
             division: analysis.division,
@@ -216,13 +229,21 @@ impl Report {
             unlabelled: analysis.unlabelled,
         };
         self.games += 1;
-        let sides = [(&summary.white_name, &summary.white), (&summary.black_name, &summary.black)];
-        for (colour, (name, side)) in sides.into_iter().enumerate() {
+        let sides = [
+            (&summary.white_name, &summary.white, summary.white_elo),
+            (&summary.black_name, &summary.black, summary.black_elo),
+        ];
+        for (colour, (name, side, elo)) in sides.into_iter().enumerate() {
             // An unknown player (`?` or no tag) is nobody's total.
             if name.is_empty() || name == "?" {
                 continue;
             }
             let sums = self.players.entry(name.clone()).or_default();
+            if let Some(elo) = elo {
+                sums.rating_sum += u64::from(elo);
+                sums.rated_games += 1;
+                sums.last_rating = Some(elo);
+            }
             sums.colour[colour].add(&side.game);
             for (i, t) in [&side.opening, &side.middlegame, &side.endgame].into_iter().enumerate() {
                 sums.phase[i].add(t);
@@ -255,6 +276,9 @@ impl Report {
                 all.merge(&s.colour[1]);
                 PlayerSummary {
                     name: name.clone(),
+                    rating: (s.rated_games > 0)
+                        .then(|| s.rating_sum as f64 / f64::from(s.rated_games)),
+                    last_rating: s.last_rating,
                     all: all.summary(),
                     white: s.colour[0].summary(),
                     black: s.colour[1].summary(),
@@ -295,6 +319,7 @@ impl Report {
         for p in &players[..listed] {
             let cells = [
                 Cell::Text(&p.name),
+                Cell::Real0(p.rating),
                 Cell::Int(p.all.games.into()),
                 Cell::Int(p.white.games.into()),
                 Cell::Int(p.black.games.into()),
@@ -337,6 +362,8 @@ enum Cell<'a> {
     Text(&'a str),
     Int(u64),
     Real(Option<f64>),
+    /// A real number shown without decimals.
+    Real0(Option<f64>),
 }
 
 impl Cell<'_> {
@@ -351,13 +378,17 @@ impl Cell<'_> {
             Cell::Real(Some(v)) => {
                 let _ = write!(h, "<td data-v=\"{v:.3}\">{v:.1}</td>");
             }
-            Cell::Real(None) => h.push_str("<td data-v=\"\">–</td>"),
+            Cell::Real0(Some(v)) => {
+                let _ = write!(h, "<td data-v=\"{v:.3}\">{v:.0}</td>");
+            }
+            Cell::Real(None) | Cell::Real0(None) => h.push_str("<td data-v=\"\">–</td>"),
         }
     }
 }
 
-const COLUMNS: [(&str, &str, &str); 15] = [
+const COLUMNS: [(&str, &str, &str); 16] = [
     ("name", "Player", "text"),
+    ("rating", "Rating", "num"),
     ("games", "Games", "num"),
     ("white", "as White", "num"),
     ("black", "as Black", "num"),
@@ -405,11 +436,13 @@ fn game_html(h: &mut String, g: &Shown) {
     let s = &g.summary;
     let _ = write!(
         h,
-        "<section class=\"game\" id=\"game-{}\">\n<h3>{} – {} <span class=\"result\">{}</span></h3>\n\
+        "<section class=\"game\" id=\"game-{}\">\n<h3>{}{} – {}{} <span class=\"result\">{}</span></h3>\n\
          <p class=\"meta\">{} · {} · {} · game {} of {}</p>\n",
         s.index,
         escape(&s.white_name),
+        s.white_elo.map(|e| format!(" ({e})")).unwrap_or_default(),
         escape(&s.black_name),
+        s.black_elo.map(|e| format!(" ({e})")).unwrap_or_default(),
         escape(&s.result),
         escape(&s.event),
         escape(&s.site),
@@ -578,8 +611,9 @@ const TAIL: &str = r#"<script>
       });
     })(i);
   }
-  current = 1;
-  sort(1, false);
+  // Most games first.
+  for (var i = 0; i < heads.length; i++) if (heads[i].dataset.key === 'games') current = i;
+  sort(current, false);
 })();
 </script>
 </body>

@@ -304,6 +304,15 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
 }
 
 /// A score from a PGN `[%eval]` (White's view) for the side to move.
+/// A rating tag's value: digits making a number from 1 to 65,535; 0 (none)
+/// for anything else (`?`, `-`, an empty tag).
+fn rating(value: Option<&[u8]>) -> u16 {
+    value
+        .and_then(|v| std::str::from_utf8(v).ok())
+        .and_then(|v| v.trim().parse::<u16>().ok())
+        .unwrap_or(0)
+}
+
 /// The moves of a variation from `pos`, up to the first that is not legal
 /// there.
 fn variation_moves(pos: &Position, sans: &[San]) -> Vec<Move> {
@@ -418,8 +427,8 @@ impl<L: Labeller> Worker<L> {
         let mut out = ChunkAnnotations::default();
         match chunk.format {
             Format::Pgn => {
-                let no_tags: [Vec<u8>; 0] = [];
-                let mut reader = GameReader::new(&chunk.data, chunk.offset, &no_tags);
+                let ratings = [b"WhiteElo".to_vec(), b"BlackElo".to_vec()];
+                let mut reader = GameReader::new(&chunk.data, chunk.offset, &ratings);
                 reader.set_annotations(self.options.label == LabelSource::PgnEval);
                 let mut index = chunk.first_game;
                 while let Some(game) = reader.next_game() {
@@ -593,6 +602,7 @@ impl<L: Labeller> Worker<L> {
             tags,
             Vec::with_capacity(game.moves.len()),
         );
+        record.elo = std::array::from_fn(|i| rating(game.extra.get(i).and_then(|v| v.as_deref())));
         let mut labels = Vec::new();
         let mut keys = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;

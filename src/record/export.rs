@@ -176,6 +176,11 @@ impl<W: Write> Exporter<W> {
                 escape_tag(if value.is_empty() { "?" } else { value })
             );
         }
+        for (side, elo) in ["White", "Black"].iter().zip(record.elo) {
+            if elo > 0 {
+                let _ = writeln!(t, "[{side}Elo \"{elo}\"]");
+            }
+        }
         let start = crate::record::format::PackedBoard::unpack(&record.start)
             .ok_or(ChainError::BadStart { game: record.index })?;
         if start.is_chess960() {

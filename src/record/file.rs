@@ -22,7 +22,7 @@ use std::{
 
 use crate::{
     io::source::zstd_frame_end,
-    record::format::{Block, BlockV2, GameRecord, Header, config},
+    record::format::{Block, BlockV2, BlockV3, GameRecord, Header, config},
 };
 
 /// zstd level of every frame (fixed: the same input gives the same bytes).
@@ -307,8 +307,10 @@ impl KbzReader {
             };
             self.released = release_end;
         }
-        let block = if self.header.version >= 3 {
+        let block = if self.header.version >= 4 {
             decode_frame::<Block>(frame)
+        } else if self.header.version == 3 {
+            decode_frame::<BlockV3>(frame).map(Block::from)
         } else {
             decode_frame::<BlockV2>(frame).map(Block::from)
         };

@@ -34,7 +34,7 @@ pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 /// version 3 adds principal variations to the labels (two block columns)
 /// and their length limit to the options. Files of versions 1 and 2 still
 /// read: their labels have no variation.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 /// The longest principal variation a label keeps, in plies (as Lichess
 /// stores with its analysis).
@@ -329,6 +329,9 @@ pub struct GameRecord {
     pub result: u8,
     /// Event, Site, Date, Round, White, Black, Result.
     pub tags: [String; 7],
+    /// `[WhiteElo]` and `[BlackElo]`, 0 where the game has none (or a
+    /// value that is not a rating).
+    pub elo: [u16; 2],
     /// Each played move as its index among the sorted legal moves.
     pub moves: Vec<u8>,
     /// Labels, in ply order.
@@ -344,7 +347,7 @@ impl GameRecord {
         tags: [String; 7],
         moves: Vec<u8>,
     ) -> GameRecord {
-        GameRecord { index, start, result, tags, moves, labels: Vec::new() }
+        GameRecord { index, start, result, tags, elo: [0; 2], moves, labels: Vec::new() }
     }
 
     /// The number of labels.
@@ -403,7 +406,8 @@ pub enum BlockError {
 /// fewer bytes on Lichess games):
 ///
 /// * per game: index, start position, result, the seven tags (one column
-///   per tag), the number of moves;
+///   per tag), the number of moves, and (since version 4) the two ratings
+///   (at the end of the block);
 /// * all games' moves, then all games' label bitmaps (for each game,
 ///   `(moves + 1) / 8` rounded up bytes; bit `p % 8` of byte `p / 8` set when
 ///   ply `p` is labelled);
@@ -428,6 +432,46 @@ pub struct Block {
     depths: Vec<u8>,
     pv_lens: Vec<u8>,
     pv_moves: Vec<u8>,
+    elos: [Vec<u16>; 2],
+}
+
+/// A [`Block`] as format version 3 wrote it, without ratings.
+#[derive(Decode)]
+pub struct BlockV3 {
+    indices: Vec<u64>,
+    starts: Vec<[u8; 32]>,
+    results: Vec<u8>,
+    tags: [Vec<String>; 7],
+    move_counts: Vec<u32>,
+    moves: Vec<u8>,
+    labelled: Vec<u8>,
+    score_low: Vec<u8>,
+    score_high: Vec<u8>,
+    bests: Vec<u8>,
+    depths: Vec<u8>,
+    pv_lens: Vec<u8>,
+    pv_moves: Vec<u8>,
+}
+
+impl From<BlockV3> for Block {
+    fn from(b: BlockV3) -> Block {
+        Block {
+            elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
+            indices: b.indices,
+            starts: b.starts,
+            results: b.results,
+            tags: b.tags,
+            move_counts: b.move_counts,
+            moves: b.moves,
+            labelled: b.labelled,
+            score_low: b.score_low,
+            score_high: b.score_high,
+            bests: b.bests,
+            depths: b.depths,
+            pv_lens: b.pv_lens,
+            pv_moves: b.pv_moves,
+        }
+    }
 }
 
 /// A [`Block`] as format versions 1 and 2 wrote it, without variations.
@@ -451,6 +495,7 @@ impl From<BlockV2> for Block {
         Block {
             pv_lens: vec![0; b.score_low.len()],
             pv_moves: Vec::new(),
+            elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
             indices: b.indices,
             starts: b.starts,
             results: b.results,
@@ -477,6 +522,8 @@ impl Block {
             for (column, tag) in b.tags.iter_mut().zip(&g.tags) {
                 column.push(tag.clone());
             }
+            b.elos[0].push(g.elo[0]);
+            b.elos[1].push(g.elo[1]);
             b.move_counts.push(g.moves.len() as u32);
             b.moves.extend_from_slice(&g.moves);
             let mut bitmap = vec![0u8; (g.moves.len() + 1).div_ceil(8)];
@@ -508,6 +555,7 @@ impl Block {
             || self.results.len() != n
             || self.move_counts.len() != n
             || self.tags.iter().any(|t| t.len() != n)
+            || self.elos.iter().any(|e| e.len() != n)
         {
             return Err(BlockError::GameColumns);
         }
@@ -537,6 +585,7 @@ impl Block {
                 std::array::from_fn(|t| self.tags[t][i].clone()),
                 moves,
             );
+            g.elo = [self.elos[0][i], self.elos[1][i]];
             let mut white: i16 = 0;
             for p in (0..=count).filter(|&p| bitmap[p / 8] & (1 << (p % 8)) != 0) {
                 if label_at >= labels {
