@@ -290,7 +290,7 @@ mod chromium {
         let profile = dir.path("profile");
         let run = |extra: &[String]| {
             let out = Command::new(browser())
-                .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,1800"])
+                .args(["--headless", "--no-sandbox", "--disable-gpu", "--window-size=1200,3000"])
                 .arg(format!("--user-data-dir={}", profile.display()))
                 .args(extra)
                 .arg(&url)

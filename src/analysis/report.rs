@@ -254,7 +254,10 @@ impl Report {
             wins.push(Some(Eval::Cp(INITIAL_CP).win_percent()));
             let mut marks = Vec::new();
             for m in &analysis.moves {
-                wins.push(m.after.map(Eval::win_percent));
+                // A checkmate has no evaluation; the graph shows it won.
+                let mate = m.san.ends_with('#');
+                let won = if m.mover == Color::White { 100.0 } else { 0.0 };
+                wins.push(m.after.map(Eval::win_percent).or(mate.then_some(won)));
                 if let Some(a) = m.advice {
                     let dots = if m.mover == Color::White { "." } else { "..." };
                     let text = format!("{}{dots} {}{}", m.number, m.san, a.judgment.glyph());
@@ -558,7 +561,7 @@ table { border-collapse: collapse; }
 #players th { cursor: pointer; user-select: none; background: #e8e8e8; position: sticky; top: 0; }
 #players th.sorted::after { content: " ▾"; } #players th.sorted.asc::after { content: " ▴"; }
 th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
-td:first-child, th:first-child { text-align: left; }
+td:first-child, th:first-child { text-align: left; white-space: nowrap; }
 .game { margin: 1.2em 0; padding: 0.6em; background: #fff; border: 1px solid #ddd; max-width: 760px; }
 .meta { color: #666; margin: 0.2em 0 0.5em; }
 .sides { margin-bottom: 0.5em; }
