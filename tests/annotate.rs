@@ -703,3 +703,76 @@ fn the_analysis_preset_labels_every_position_with_a_variation() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--skip-plies"), "{err}");
 }
+
+/// The game filters count, on the shared Lichess files, what python-chess
+/// counts reading the same tags (`scripts/game_filters.py`): per filter,
+/// the games it left out and those without its tag, and the games kept.
+#[cfg(feature = "python-chess")]
+#[test]
+fn game_filters_count_as_python_chess_does() {
+    let dir = TempDir::new("game-filters");
+    let files = [
+        "pgn/lichess/lichess-org_database_2016-05.pgn.zst",
+        "pgn/lichess/lichess-org_database_2017-05.pgn.zst",
+        "pgn/lichess/lichess_api_export_AlPhA_ZeRo_1925_2026-04-19.pgn",
+    ];
+    let filters: [&[&str]; 4] = [
+        &[
+            "--min-elo",
+            "1500",
+            "--max-elo",
+            "2000",
+            "--speed",
+            "blitz,rapid",
+            "--date-from",
+            "2016-05-01",
+            "--date-to",
+            "2017-05-31",
+            "--termination",
+            "normal",
+            "--result",
+            "1-0,0-1",
+        ],
+        &["--min-avg-elo", "1600", "--max-avg-elo", "1900", "--speed", "bullet"],
+        &["--speed", "classical,correspondence,ultrabullet", "--result", "1/2-1/2"],
+        &["--date-to", "2017-05-15", "--termination", "time forfeit,abandoned"],
+    ];
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/game_filters.py");
+    let out = dir.path("f.kbz");
+    // The sample's old games lack ratings, clocks and terminations, and
+    // some have partial dates: the counts of games without the tag.
+    let inputs = files.map(crate::util::shared).into_iter().chain([sample()]);
+    for input in inputs {
+        let file = input.display().to_string();
+        for args in filters {
+            let mut command = vec!["annotate", s(&input), "-o", s(&out), "--force", "--quiet"];
+            command.extend(["--json", "--label", "pgn-eval"]);
+            command.extend(args);
+            let (code, stdout, err) = kibitz(&command);
+            assert_eq!(code, 0, "{err}");
+            let ours: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            let python = std::process::Command::new("python3")
+                .arg(&script)
+                .arg(&input)
+                .args(args)
+                .output()
+                .unwrap();
+            assert!(python.status.success(), "{}", String::from_utf8_lossy(&python.stderr));
+            let theirs: serde_json::Value = serde_json::from_slice(&python.stdout).unwrap();
+            let what = format!("{file} {args:?}");
+            assert_eq!(ours["games_read"], theirs["games"], "{what}");
+            assert_eq!(ours["games"], theirs["kept"], "{what}");
+            assert_eq!(ours["filtered"], theirs["filtered"], "{what}");
+            assert_eq!(ours["filtered_no_tag"], theirs["filtered_no_tag"], "{what}");
+            let left_out = |v: &serde_json::Value| -> u64 {
+                v.as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum()
+            };
+            println!(
+                "{what}: {} kept, {} filtered, {} without the tag",
+                ours["games"],
+                left_out(&ours["filtered"]),
+                left_out(&ours["filtered_no_tag"])
+            );
+        }
+    }
+}

@@ -20,7 +20,10 @@ use crate::cli::{
     replay::FormatArg,
 };
 use kibitz::{
-    io::source::Format,
+    io::{
+        filter::{GameFilter, Speed, normalize_date},
+        source::Format,
+    },
     pipeline::{
         annotate::AnnotateStats,
         annotation::{
@@ -43,6 +46,81 @@ pub enum LabelArg {
     Search,
     /// The `[%eval]` comments already in the PGN (no search).
     PgnEval,
+}
+
+/// The game filters: games that fail one are neither replayed nor
+/// searched, and are counted by the first filter they fail (those that lack
+/// the tag a filter needs apart).
+#[derive(Args, Debug)]
+pub struct FilterArgs {
+    /// Both players rated at least this ([WhiteElo], [BlackElo]).
+    #[arg(long, value_name = "ELO", help_heading = "Game filters")]
+    min_elo: Option<u16>,
+    /// Both players rated at most this.
+    #[arg(long, value_name = "ELO", help_heading = "Game filters")]
+    max_elo: Option<u16>,
+    /// The players' mean rating at least this.
+    #[arg(long, value_name = "ELO", help_heading = "Game filters")]
+    min_avg_elo: Option<u16>,
+    /// The players' mean rating at most this.
+    #[arg(long, value_name = "ELO", help_heading = "Game filters")]
+    max_avg_elo: Option<u16>,
+    /// Speeds kept, as Lichess classes them from [TimeControl] (base + 40 x
+    /// increment): ultrabullet, bullet, blitz, rapid, classical,
+    /// correspondence; comma-separated.
+    #[arg(long, value_name = "SPEEDS", value_delimiter = ',', help_heading = "Game filters")]
+    speed: Vec<String>,
+    /// Played on this day or later ([UTCDate], else [Date]): YYYY-MM-DD.
+    #[arg(long, value_name = "DATE", help_heading = "Game filters")]
+    date_from: Option<String>,
+    /// Played on this day or earlier: YYYY-MM-DD.
+    #[arg(long, value_name = "DATE", help_heading = "Game filters")]
+    date_to: Option<String>,
+    /// [Termination] values kept ("Normal", "Time forfeit", ...), without
+    /// case; comma-separated.
+    #[arg(long, value_name = "VALUES", value_delimiter = ',', help_heading = "Game filters")]
+    termination: Vec<String>,
+    /// Results kept (1-0, 0-1, 1/2-1/2, *); comma-separated.
+    #[arg(long, value_name = "RESULTS", value_delimiter = ',', help_heading = "Game filters")]
+    result: Vec<String>,
+}
+
+impl FilterArgs {
+    fn filter(&self) -> Result<GameFilter> {
+        let speeds = self
+            .speed
+            .iter()
+            .map(|s| {
+                Speed::from_name(s.trim()).ok_or_else(|| {
+                    anyhow!("--speed {s}: one of ultrabullet, bullet, blitz, rapid, classical, correspondence")
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let date = |flag: &str, v: &Option<String>| -> Result<Option<String>> {
+            v.as_ref()
+                .map(|d| {
+                    normalize_date(d.as_bytes())
+                        .ok_or_else(|| anyhow!("--{flag} {d}: a day as YYYY-MM-DD"))
+                })
+                .transpose()
+        };
+        for r in &self.result {
+            if !["1-0", "0-1", "1/2-1/2", "*"].contains(&r.as_str()) {
+                bail!("--result {r}: one of 1-0, 0-1, 1/2-1/2, *");
+            }
+        }
+        Ok(GameFilter {
+            min_elo: self.min_elo,
+            max_elo: self.max_elo,
+            min_avg_elo: self.min_avg_elo,
+            max_avg_elo: self.max_avg_elo,
+            speeds,
+            date_from: date("date-from", &self.date_from)?,
+            date_to: date("date-to", &self.date_to)?,
+            terminations: self.termination.iter().map(|t| t.trim().to_string()).collect(),
+            results: self.result.clone(),
+        })
+    }
 }
 
 /// `--preset`.
@@ -129,6 +207,8 @@ pub struct AnnotateArgs {
     /// only): a bound for endless inputs such as a device or a pipe.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
+    #[command(flatten)]
+    filters: FilterArgs,
     /// Take only the games whose index modulo N is K (K/N, 0-based).
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
@@ -323,6 +403,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         block_games: args.block_games,
         block_labels: args.block_labels,
         pv_plies: args.pv.unwrap_or(if analysis { 12 } else { 0 }),
+        filter: args.filters.filter()?,
     };
     let mode = match (args.resume, args.force) {
         (true, _) => OutputMode::Resume,
@@ -426,6 +507,19 @@ fn print_summary(
             stats.skipped_unlabelled,
             stats.skipped_duplicate
         )?;
+        if !report.header.options.filter.is_empty() {
+            let list = |m: &std::collections::BTreeMap<String, u64>| {
+                let parts: Vec<String> = m.iter().map(|(k, v)| format!("{v} {k}")).collect();
+                if parts.is_empty() { "none".to_string() } else { parts.join(", ") }
+            };
+            writeln!(
+                out,
+                "filtered  {} by game filters ({}); without the tag a filter needs: {}",
+                stats.filtered.values().sum::<u64>() + stats.filtered_no_tag.values().sum::<u64>(),
+                list(&stats.filtered),
+                list(&stats.filtered_no_tag)
+            )?;
+        }
         if !stats.skipped_variants.is_empty() {
             writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
         }

@@ -33,7 +33,7 @@ pub struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// The main job: label the positions of games (or EPD lines) and write a .kbz file.
-    Annotate(annotate::AnnotateArgs),
+    Annotate(Box<annotate::AnnotateArgs>),
     /// Show a .kbz file: header, counts, sizes, score histogram; verify every block.
     Inspect(records::InspectArgs),
     /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD, JSON lines, bullet.
@@ -131,7 +131,7 @@ impl Write for Stdout {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Annotate(args) => annotate::run(args),
+        Command::Annotate(args) => annotate::run(*args),
         Command::Inspect(args) => records::run_inspect(args),
         Command::Export(args) => records::run_export(args),
         Command::Merge(args) => records::run_merge(args),

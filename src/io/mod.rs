@@ -2,6 +2,7 @@
 //! and the PGN and EPD readers.
 
 pub mod epd;
+pub mod filter;
 pub mod mapguard;
 pub mod pgn;
 pub mod source;

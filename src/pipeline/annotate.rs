@@ -22,6 +22,7 @@ use crate::{
     },
     io::{
         epd::EpdLine,
+        filter::{FILTER_TAGS, GameTags, Verdict},
         pgn::{Eval, GameReader, ParsedGame},
         source::{Chunk, Format},
     },
@@ -202,6 +203,10 @@ pub struct AnnotateStats {
     pub rejected: u64,
     /// Games skipped for their variant, by name.
     pub skipped_variants: BTreeMap<String, u64>,
+    /// Games left out by a game filter, by the first filter they failed.
+    pub filtered: BTreeMap<String, u64>,
+    /// Games left out because they lack the tag a filter needs, by filter.
+    pub filtered_no_tag: BTreeMap<String, u64>,
     /// Positions looked at.
     pub positions: u64,
     /// Positions labelled and written.
@@ -238,6 +243,12 @@ impl AnnotateStats {
         self.games_read += o.games_read;
         self.games += o.games;
         self.rejected += o.rejected;
+        for (k, v) in &o.filtered {
+            *self.filtered.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.filtered_no_tag {
+            *self.filtered_no_tag.entry(k.clone()).or_default() += v;
+        }
         for (k, v) in &o.skipped_variants {
             *self.skipped_variants.entry(k.clone()).or_default() += v;
         }
@@ -422,19 +433,48 @@ impl<L: Labeller> Worker<L> {
             && (n <= 1 || game % n == k)
     }
 
+    /// Whether a game passes the game filters; counts it when not.
+    fn passes(&self, game: &ParsedGame, stats: &mut AnnotateStats) -> bool {
+        let filter = &self.options.filter;
+        if filter.is_empty() {
+            return true;
+        }
+        let extra = |i: usize| game.extra.get(i).and_then(|v| v.as_deref());
+        let nonempty = |v: &'_ [u8]| !v.is_empty();
+        let tags = GameTags {
+            white_elo: extra(0),
+            black_elo: extra(1),
+            time_control: extra(2),
+            date: extra(3).or(Some(game.date.as_slice()).filter(|d| nonempty(d))),
+            termination: extra(4),
+            result: Some(game.result.as_slice()).filter(|r| nonempty(r)),
+        };
+        match filter.check(&tags) {
+            Verdict::Keep => true,
+            Verdict::Out(why) => {
+                *stats.filtered.entry(why.name().to_string()).or_default() += 1;
+                false
+            }
+            Verdict::NoTag(why) => {
+                *stats.filtered_no_tag.entry(why.name().to_string()).or_default() += 1;
+                false
+            }
+        }
+    }
+
     /// Annotates the games of a chunk.
     pub fn chunk(&mut self, chunk: &Chunk) -> ChunkAnnotations {
         let mut out = ChunkAnnotations::default();
         match chunk.format {
             Format::Pgn => {
-                let ratings = [b"WhiteElo".to_vec(), b"BlackElo".to_vec()];
-                let mut reader = GameReader::new(&chunk.data, chunk.offset, &ratings);
+                let tags = FILTER_TAGS.map(|t| t.to_vec());
+                let mut reader = GameReader::new(&chunk.data, chunk.offset, &tags);
                 reader.set_annotations(self.options.label == LabelSource::PgnEval);
                 let mut index = chunk.first_game;
                 while let Some(game) = reader.next_game() {
                     out.stats.games_read += 1;
                     self.at = (chunk.file, game.offset);
-                    if self.takes(index) {
+                    if self.takes(index) && self.passes(game, &mut out.stats) {
                         let game = game.clone();
                         self.game(&game, index, &mut out);
                     }

@@ -25,7 +25,10 @@ use std::{
 };
 
 use crate::{
-    io::source::{ChunkConfig, Format, display_name},
+    io::{
+        filter::GameFilter,
+        source::{ChunkConfig, Format, display_name},
+    },
     nnue::Network,
     pipeline::{
         annotate::{
@@ -111,6 +114,8 @@ pub struct Settings {
     /// Plies of each label's principal variation kept (0: none; at most
     /// [`MAX_PV`]).
     pub pv_plies: u32,
+    /// Games left out by their tags before any work.
+    pub filter: GameFilter,
 }
 
 impl Default for Settings {
@@ -139,6 +144,7 @@ impl Default for Settings {
             block_games: BLOCK_GAMES,
             block_labels: BLOCK_LABELS,
             pv_plies: 0,
+            filter: GameFilter::default(),
         }
     }
 }
@@ -445,6 +451,7 @@ impl Annotation {
             net: net.as_ref().map_or(String::new(), |n| n.info().name.clone()),
             net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
             pv_plies: s.pv_plies.min(MAX_PV as u32),
+            filter: s.filter.clone(),
         };
         let header = Header {
             magic: MAGIC,
@@ -652,6 +659,7 @@ mod tests {
             net: String::new(),
             net_sha256: String::new(),
             pv_plies: 0,
+            filter: GameFilter::default(),
         }
     }
 

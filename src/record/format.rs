@@ -23,6 +23,7 @@ use crate::{
         position::{CastlingMode, Position},
         types::{Color, Piece, Role, Square},
     },
+    io::filter::GameFilter,
     score::MATE_BOUND,
 };
 
@@ -116,6 +117,9 @@ pub struct Options {
     /// Plies of each label's principal variation kept (0: none; at most
     /// [`MAX_PV`]).
     pub pv_plies: u32,
+    /// The game filters: games failing them were neither replayed nor
+    /// searched (version 4).
+    pub filter: GameFilter,
 }
 
 impl Options {
@@ -130,6 +134,19 @@ impl Options {
             && self.sample_ppm >= 1_000_000
             && !self.dedup
             && self.max_positions == 0
+    }
+}
+
+/// [`Options`] as format version 3 wrote them, before game filters.
+#[derive(Decode)]
+struct OptionsV3 {
+    v2: OptionsV2,
+    pv_plies: u32,
+}
+
+impl From<OptionsV3> for Options {
+    fn from(o: OptionsV3) -> Options {
+        Options { pv_plies: o.pv_plies, ..o.v2.into() }
     }
 }
 
@@ -192,6 +209,7 @@ impl From<OptionsV1> for Options {
             net: String::new(),
             net_sha256: String::new(),
             pv_plies: 0,
+            filter: GameFilter::default(),
         }
     }
 }
@@ -239,6 +257,7 @@ impl<Context> Decode<Context> for Header {
         let options = match version {
             1 => OptionsV1::decode(d)?.into(),
             2 => OptionsV2::decode(d)?.into(),
+            3 => OptionsV3::decode(d)?.into(),
             _ => Options::decode(d)?,
         };
         let inputs = Vec::<InputInfo>::decode(d)?;
