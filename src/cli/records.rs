@@ -134,6 +134,9 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
         if o.pv_plies > 0 {
             writeln!(out, "variation up to {} plies per label", o.pv_plies)?;
         }
+        if !o.filter.is_empty() {
+            writeln!(out, "games     filtered by {}", o.filter.describe())?;
+        }
         for i in &h.inputs {
             writeln!(out, "input     {} ({} bytes)", i.name, i.size)?;
         }

@@ -187,6 +187,38 @@ pub fn normalize_date(value: &[u8]) -> Option<String> {
 }
 
 impl GameFilter {
+    /// The filters as their flags: `--min-elo 1500 --speed blitz,rapid`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        let bounds = [
+            ("min-elo", self.min_elo),
+            ("max-elo", self.max_elo),
+            ("min-avg-elo", self.min_avg_elo),
+            ("max-avg-elo", self.max_avg_elo),
+        ];
+        for (flag, v) in bounds {
+            if let Some(v) = v {
+                parts.push(format!("--{flag} {v}"));
+            }
+        }
+        if !self.speeds.is_empty() {
+            let names: Vec<&str> = self.speeds.iter().map(|s| s.name()).collect();
+            parts.push(format!("--speed {}", names.join(",")));
+        }
+        for (flag, v) in [("date-from", &self.date_from), ("date-to", &self.date_to)] {
+            if let Some(v) = v {
+                parts.push(format!("--{flag} {}", v.replace('.', "-")));
+            }
+        }
+        if !self.terminations.is_empty() {
+            parts.push(format!("--termination \"{}\"", self.terminations.join(",")));
+        }
+        if !self.results.is_empty() {
+            parts.push(format!("--result {}", self.results.join(",")));
+        }
+        parts.join(" ")
+    }
+
     /// No filter set.
     pub fn is_empty(&self) -> bool {
         *self == GameFilter::default()
