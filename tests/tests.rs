@@ -18,4 +18,5 @@ mod playout;
 mod props;
 mod replay;
 mod search;
+mod shape;
 mod util;

@@ -19,6 +19,7 @@ use kibitz::{
         export::{ExportFormat, Exporter},
         file::{KbzReader, KbzWriter, RecordError},
         format::{Block, GameRecord, is_mate},
+        shape::{ShapeRules, Shaper, nnue_pytorch_weights},
     },
 };
 
@@ -223,12 +224,79 @@ pub struct ExportArgs {
     /// Write here (default: standard output).
     #[arg(long, short = 'o')]
     output: Option<PathBuf>,
+    /// Shaping: leave out scores beyond ±N centipawns, and mates.
+    #[arg(long, value_name = "N", help_heading = "Shaping (every format)")]
+    max_score: Option<i32>,
+    /// Shaping: leave out positions whose game's result has a probability
+    /// below P (0 to 1) under nnue-pytorch's win-rate model of the score
+    /// and ply (its loader skips them at random; this is deterministic).
+    #[arg(long, value_name = "P", help_heading = "Shaping (every format)")]
+    wdl_consistency: Option<f64>,
+    /// Shaping: resample to a distribution of piece counts:
+    /// `nnue-pytorch` (its loader's target, 2 - ((n - 16) / 16)^2),
+    /// `uniform`, or 33 comma-separated weights for 0 to 32 pieces. Reads
+    /// the file twice.
+    #[arg(long, value_name = "WEIGHTS", help_heading = "Shaping (every format)")]
+    piece_count_weights: Option<String>,
+    /// Seed of the piece-count resampling.
+    #[arg(long, default_value_t = 0, help_heading = "Shaping (every format)")]
+    seed: u64,
+}
+
+impl ExportArgs {
+    fn shape_rules(&self) -> Result<Option<ShapeRules>> {
+        if let Some(p) = self.wdl_consistency
+            && !(0.0..=1.0).contains(&p)
+        {
+            bail!("--wdl-consistency {p}: a probability from 0 to 1");
+        }
+        if let Some(n) = self.max_score
+            && n < 0
+        {
+            bail!("--max-score {n}: centipawns, 0 or more");
+        }
+        let weights = match self.piece_count_weights.as_deref() {
+            None => None,
+            Some("nnue-pytorch") => Some(nnue_pytorch_weights()),
+            Some("uniform") => Some([1.0; 33]),
+            Some(list) => {
+                let values: Vec<f64> = list
+                    .split(',')
+                    .map(|v| v.trim().parse::<f64>())
+                    .collect::<Result<_, _>>()
+                    .ok()
+                    .filter(|v: &Vec<f64>| v.len() == 33 && v.iter().all(|w| *w >= 0.0))
+                    .with_context(|| {
+                        format!("--piece-count-weights {list}: nnue-pytorch, uniform, or 33 weights (0 to 32 pieces), none negative")
+                    })?;
+                Some(std::array::from_fn(|k| values[k]))
+            }
+        };
+        let rules = ShapeRules {
+            max_score: self.max_score,
+            wdl_consistency: self.wdl_consistency,
+            piece_count_weights: weights,
+            seed: self.seed,
+        };
+        Ok((rules != ShapeRules { seed: self.seed, ..ShapeRules::default() }).then_some(rules))
+    }
 }
 
 /// Runs `kibitz export`, block by block.
 pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
     if let Some(output) = &args.output {
         super::refuse_output_over_input(output, std::slice::from_ref(&args.file))?;
+    }
+    let mut shaper = args.shape_rules()?.map(Shaper::new);
+    if let Some(shaper) = shaper.as_mut().filter(|s| s.needs_counts()) {
+        // The first pass: the piece counts the resampling starts from.
+        let mut reader = KbzReader::open(&args.file)?;
+        while let Some(next) = reader.next_block() {
+            let Ok((_, _, block)) = next else { break };
+            for g in &block {
+                shaper.count(g)?;
+            }
+        }
     }
     let mut reader = KbzReader::open(&args.file)?;
     let out: Box<dyn Write> = match &args.output {
@@ -245,7 +313,10 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
         match next {
             Ok((_, _, block)) => {
                 for g in &block {
-                    exporter.game(g)?;
+                    match shaper.as_mut() {
+                        Some(shaper) => exporter.game(&shaper.shape(g)?)?,
+                        None => exporter.game(g)?,
+                    }
                 }
             }
             Err(e) => {
@@ -256,6 +327,13 @@ pub fn run_export(args: ExportArgs) -> Result<ExitCode> {
     }
     let stats = exporter.stats;
     exporter.finish()?;
+    if let Some(shaper) = &shaper {
+        let s = shaper.stats;
+        eprintln!(
+            "kibitz: shaping: {} labels read, {} kept; left out: {} by --max-score, {} by --wdl-consistency, {} by --piece-count-weights",
+            s.labels, s.kept, s.max_score, s.wdl_consistency, s.piece_count
+        );
+    }
     if args.output.is_some() {
         eprintln!(
             "kibitz: {} games, {} records written, {} positions without a move left out",

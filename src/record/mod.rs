@@ -6,3 +6,4 @@ pub mod chain;
 pub mod export;
 pub mod file;
 pub mod format;
+pub mod shape;
