@@ -19,4 +19,5 @@ mod props;
 mod replay;
 mod search;
 mod shape;
+mod stats;
 mod util;

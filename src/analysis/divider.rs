@@ -96,6 +96,22 @@ fn mixedness(pos: &Position) -> i32 {
     total
 }
 
+/// The phase of one position on its own, by the Divider's tests: the
+/// endgame with at most six major and minor pieces, the middlegame with at
+/// most ten, a sparse back rank or mixed armies, the opening otherwise.
+/// (A game's division keeps the first position's answer; a position seen
+/// alone has no history.)
+pub fn position_phase(pos: &Position) -> Phase {
+    let pieces = majors_and_minors(pos);
+    if pieces <= 6 {
+        Phase::Endgame
+    } else if pieces <= 10 || backrank_sparse(pos) || mixedness(pos) > 150 {
+        Phase::Middlegame
+    } else {
+        Phase::Opening
+    }
+}
+
 /// The phases of a game given its positions in order (the start first).
 pub fn divide<'a>(positions: impl IntoIterator<Item = &'a Position>) -> Division {
     let mut middlegame = None;

@@ -24,7 +24,7 @@ pub mod report;
 
 use crate::{chess::types::Color, score::ScoreKind};
 
-pub use divider::{Division, Phase, divide};
+pub use divider::{Division, Phase, divide, position_phase};
 
 /// Centipawn evaluations are clamped to this (and a mate counts as it) in
 /// every formula.

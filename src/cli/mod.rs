@@ -18,6 +18,7 @@ mod records;
 pub(crate) mod replay;
 mod report;
 mod search;
+mod stats;
 mod tune;
 mod uci;
 
@@ -41,6 +42,9 @@ enum Command {
     /// Sum up analysed games: a page with a player table and an evaluation
     /// graph per game, and JSON lines per game and per player.
     Report(report::ReportArgs),
+    /// What a data set holds: counts and histograms (score, pieces, ply,
+    /// phase, result, side to move, king squares), as text, JSON and plots.
+    Stats(stats::StatsArgs),
     /// Join the shard files of one run into the file an unsharded run writes.
     Merge(records::MergeArgs),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
@@ -136,6 +140,7 @@ pub fn main() -> ExitCode {
         Command::Export(args) => records::run_export(args),
         Command::Merge(args) => records::run_merge(args),
         Command::Report(args) => report::run(args),
+        Command::Stats(args) => stats::run(args),
         Command::Perft(args) => perft::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Search(args) => search::run_search(args),

@@ -7,3 +7,4 @@ pub mod export;
 pub mod file;
 pub mod format;
 pub mod shape;
+pub mod stats;
