@@ -11,7 +11,9 @@ engine's defaults, which kibitz also sets), with the game's moves so far.
 (`--depth D` uses `go depth D` instead: the same protocol, used by
 BENCHMARKS.md to time a python-chess labelling loop against kibitz.)
 Prints one JSON line per position: game (0-based), ply, score or mate from
-the side to move, best move (UCI).
+the side to move, best move (UCI). With `--multipv K` each position is
+analysed with `analyse(multipv=K)` instead, and its line also has
+`multipv`: the K moves with their scores, best first.
 """
 import argparse
 import io
@@ -39,6 +41,7 @@ def main():
     limit.add_argument("--nodes", type=int)
     limit.add_argument("--depth", type=int)
     p.add_argument("--skip-plies", type=int, default=8)
+    p.add_argument("--multipv", type=int, default=1)
     args = p.parse_args()
     engine = chess.engine.SimpleEngine.popen_uci(args.engine)
     engine.configure({"Threads": 1, "Hash": 16})
@@ -52,9 +55,24 @@ def main():
         moves = list(game.mainline_moves())
         for ply in range(len(moves) + 1):
             if ply >= args.skip_plies and not board.is_check() and any(board.legal_moves):
+                limit = chess.engine.Limit(nodes=args.nodes, depth=args.depth)
+                if args.multipv > 1:
+                    infos = engine.analyse(board, limit, game=token, multipv=args.multipv)
+                    lines = []
+                    for info in infos:
+                        s = info["score"].relative
+                        lines.append({
+                            "move": info["pv"][0].uci(),
+                            "score": s.score() if not s.is_mate() else None,
+                            "mate": s.mate() if s.is_mate() else None,
+                        })
+                    print(json.dumps({"game": index, "ply": ply, "multipv": lines,
+                                      "capture": board.is_capture(infos[0]["pv"][0])}), flush=True)
+                    if ply < len(moves):
+                        board.push(moves[ply])
+                    continue
                 # `play` returns the engine's `bestmove` and its last info.
-                result = engine.play(board, chess.engine.Limit(nodes=args.nodes, depth=args.depth), game=token,
-                                     info=chess.engine.INFO_SCORE)
+                result = engine.play(board, limit, game=token, info=chess.engine.INFO_SCORE)
                 score = result.info["score"].relative
                 print(json.dumps({
                     "game": index,

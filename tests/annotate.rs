@@ -776,3 +776,67 @@ fn game_filters_count_as_python_chess_does() {
         }
     }
 }
+
+/// `--multipv 3` with the built-in search: each label keeps its best move
+/// and score first, then two more moves, legal and distinct, in jsonl and
+/// EPD; the same bytes on 1 and 2 threads. (The extra lines' searches fill
+/// the table and history the next position's search reads, as Stockfish's
+/// MultiPV does, so later labels may differ from a single-line run's.)
+#[test]
+fn multipv_keeps_the_best_line_and_adds_two() {
+    let dir = TempDir::new("multipv");
+    let one = dir.path("one.kbz");
+    let three = dir.path("three.kbz");
+    for (out, j) in [(&one, "1"), (&three, "2")] {
+        let (code, _, err) = kibitz(&[
+            "annotate",
+            s(&sample()),
+            "-o",
+            s(out),
+            "--quiet",
+            "--depth",
+            "4",
+            "--max-games",
+            "5",
+            "--multipv",
+            "3",
+            "-j",
+            j,
+        ]);
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&three).unwrap());
+    let export = |f: &Path, format: &str| kibitz(&["export", s(f), "--format", format]).1;
+    let mut lines = 0;
+    for line in export(&three, "jsonl").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let pos = kibitz::Position::from_fen(v["fen"].as_str().unwrap()).unwrap();
+        let multipv = v["multipv"].as_array().expect(line);
+        assert_eq!(multipv.len(), 3.min(pos.legal_moves().len()), "{line}");
+        assert_eq!(multipv[0]["move"], v["best"]);
+        assert_eq!(multipv[0]["score"], v["score"]);
+        let moves: std::collections::BTreeSet<&str> =
+            multipv.iter().map(|l| l["move"].as_str().unwrap()).collect();
+        assert_eq!(moves.len(), multipv.len(), "distinct: {line}");
+        for m in &moves {
+            assert!(pos.parse_uci(m).is_ok_and(|m| pos.is_legal(m)), "{m}: {line}");
+        }
+        lines += 1;
+    }
+    assert!(lines > 50, "{lines}");
+    assert!(export(&three, "epd").contains("c0 \"multipv "));
+    let (_, out, _) = kibitz(&["inspect", s(&three)]);
+    assert!(out.contains("multipv   3 best moves per position"), "{out}");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&sample()),
+        "-o",
+        s(&dir.path("x.kbz")),
+        "--label",
+        "pgn-eval",
+        "--multipv",
+        "2",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--multipv needs a search"), "{err}");
+}

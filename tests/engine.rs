@@ -391,4 +391,72 @@ mod stockfish {
         annotate_sf(&two, "2");
         assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
     }
+
+    /// `--multipv 3` through Stockfish: every position's three moves and
+    /// scores equal python-chess's `analyse(multipv=3)` of the same
+    /// positions at the same node count.
+    #[test]
+    fn stockfish_multipv_equals_python_chess_analyse() {
+        let dir = TempDir::new("engine-multipv");
+        let out = dir.path("mp.kbz");
+        let input = shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+        let (code, _, err) = kibitz_env(
+            &[
+                "annotate",
+                "--quiet",
+                s(&input),
+                "--max-games",
+                GAMES,
+                "--engine",
+                STOCKFISH,
+                "--nodes",
+                NODES,
+                "--multipv",
+                "3",
+                "--skip-captures",
+                "false",
+                "-o",
+                s(&out),
+            ],
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+        let script = format!("{}/scripts/engine_reference.py", env!("CARGO_MANIFEST_DIR"));
+        let reference = Command::new("python3")
+            .args([&script, STOCKFISH, s(&input), "--games", GAMES, "--nodes", NODES])
+            .args(["--multipv", "3"])
+            .output()
+            .expect("python3");
+        assert!(reference.status.success(), "{}", String::from_utf8_lossy(&reference.stderr));
+        let lines = |text: &str| -> BTreeMap<(u64, u64), Value> {
+            text.lines()
+                .map(|l| {
+                    let v: Value = serde_json::from_str(l).unwrap();
+                    (
+                        (v["game"].as_u64().unwrap(), v["ply"].as_u64().unwrap()),
+                        v["multipv"].clone(),
+                    )
+                })
+                .collect()
+        };
+        let expected = lines(&String::from_utf8(reference.stdout).unwrap());
+        let (code, jsonl, err) = kibitz_env(&["export", s(&out), "--format", "jsonl"], &[]);
+        assert_eq!(code, 0, "{err}");
+        let got = lines(&jsonl);
+        assert!(expected.len() > 200, "{}", expected.len());
+        assert_eq!(got.len(), expected.len());
+        let differ: Vec<_> = expected
+            .iter()
+            .filter(|(k, v)| got.get(k) != Some(v))
+            .map(|(k, v)| format!("{k:?}: python-chess {v}, kibitz {:?}", got.get(k)))
+            .collect();
+        assert!(
+            differ.is_empty(),
+            "{} of {} differ:\n{}",
+            differ.len(),
+            expected.len(),
+            differ.join("\n")
+        );
+        println!("{} positions, 3 lines each, all equal", expected.len());
+    }
 }

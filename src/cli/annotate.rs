@@ -175,6 +175,10 @@ pub struct AnnotateArgs {
     /// (0 to 12).
     #[arg(long, value_name = "PLIES", value_parser = clap::value_parser!(u32).range(0..=12))]
     pv: Option<u32>,
+    /// Search this many best moves per position (1 to 5), each kept with
+    /// its score (the built-in search, or the engine's MultiPV).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
+    multipv: u32,
     /// Plies skipped at the start of each game.
     #[arg(long, default_value_t = 8)]
     skip_plies: u32,
@@ -404,6 +408,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         block_labels: args.block_labels,
         pv_plies: args.pv.unwrap_or(if analysis { 12 } else { 0 }),
         filter: args.filters.filter()?,
+        multipv: args.multipv,
     };
     let mode = match (args.resume, args.force) {
         (true, _) => OutputMode::Resume,
@@ -416,6 +421,11 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             match e {
                 AnnotateError::Sample(_) => anyhow!("--sample must be between 0 and 1"),
                 AnnotateError::Shard { k, n } => anyhow!("--shard {k}/{n}: K must be below N"),
+                AnnotateError::MultiPvWithoutSearch => {
+                    anyhow!(
+                        "--multipv needs a search: --label pgn-eval gives one score per position"
+                    )
+                }
                 AnnotateError::MaxPositionsWithShards => anyhow!(
                     "--max-positions cannot be split across shards: apply it to the merged file"
                 ),

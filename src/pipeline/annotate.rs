@@ -33,8 +33,8 @@ use crate::{
     record::{
         chain::walk,
         format::{
-            Block, GameRecord, Label, LabelSource, Options, PackedBoard, Pv, label_score,
-            move_index, result_code,
+            Alternatives, Block, GameRecord, Label, LabelSource, Options, PackedBoard, Pv,
+            label_score, move_index, result_code,
         },
     },
     search::{Limits, Searcher, mate_in, mated_in},
@@ -66,6 +66,9 @@ pub struct Labelled {
     pub nodes: u64,
     /// The principal variation from the position (may be empty).
     pub pv: Vec<Move>,
+    /// The next best moves with their scores, best first (a multi-PV
+    /// search; empty otherwise).
+    pub alternatives: Vec<(Move, i32)>,
 }
 
 /// Labels positions for a worker: the built-in search, or an external
@@ -157,6 +160,7 @@ impl Labeller for Box<dyn Labeller> {
 pub struct SearchLabeller {
     searcher: Searcher,
     limits: Limits,
+    lines: usize,
 }
 
 impl SearchLabeller {
@@ -170,7 +174,14 @@ impl SearchLabeller {
         net: Option<std::sync::Arc<crate::nnue::Network>>,
     ) -> Result<SearchLabeller, crate::search::tt::TableError> {
         let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
-        Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits })
+        Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits, lines: 1 })
+    }
+
+    /// Search this many best moves per position (1 to
+    /// [`crate::record::format::MAX_MULTIPV`]).
+    pub fn with_multipv(mut self, lines: usize) -> SearchLabeller {
+        self.lines = lines.clamp(1, crate::record::format::MAX_MULTIPV);
+        self
     }
 }
 
@@ -180,6 +191,22 @@ impl Labeller for SearchLabeller {
     }
 
     fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<Labelled> {
+        if self.lines > 1 {
+            let found = self.searcher.search_multipv(pos, &self.limits, self.lines);
+            let nodes = found.iter().map(|l| l.nodes).sum();
+            let mut found = found.into_iter();
+            let r = found.next()?;
+            let alternatives: Vec<(Move, i32)> =
+                found.filter_map(|l| Some((l.best?, l.score))).collect();
+            return Some(Labelled {
+                score: r.score,
+                best: r.best,
+                depth: r.depth.clamp(0, 255) as u8,
+                nodes,
+                pv: r.pv,
+                alternatives,
+            });
+        }
         let r = self.searcher.search(pos, &self.limits, |_| {});
         r.best?;
         Some(Labelled {
@@ -188,6 +215,7 @@ impl Labeller for SearchLabeller {
             depth: r.depth.clamp(0, 255) as u8,
             nodes: r.nodes,
             pv: r.pv,
+            alternatives: Vec::new(),
         })
     }
 }
@@ -545,11 +573,14 @@ impl<L: Labeller> Worker<L> {
             stats.skipped_unlabelled += 1;
             return None;
         }
-        let (score, best, depth, pv) = match (o.label, pgn_eval) {
+        let (score, best, depth, pv, alternatives) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
                 // A variation in the text is the better line from here,
                 // as an analysis exported by Lichess writes it.
-                Some(e) => (eval_score(e, pos), pgn_line.first().copied(), 0, pgn_line.to_vec()),
+                Some(e) => {
+                    let best = pgn_line.first().copied();
+                    (eval_score(e, pos), best, 0, pgn_line.to_vec(), Vec::new())
+                }
                 None => {
                     stats.skipped_unlabelled += 1;
                     return None;
@@ -564,7 +595,7 @@ impl<L: Labeller> Worker<L> {
                 match self.labeller.label(pos, ctx) {
                     Some(l) => {
                         stats.nodes += l.nodes;
-                        (l.score, l.best, l.depth, l.pv)
+                        (l.score, l.best, l.depth, l.pv, l.alternatives)
                     }
                     None => {
                         stats.skipped_unlabelled += 1;
@@ -588,6 +619,10 @@ impl<L: Labeller> Worker<L> {
             (plies, Some(m)) if pv.first() == Some(&m) => Pv::from_moves(pos, &pv, plies as usize),
             (plies, Some(m)) => Pv::from_moves(pos, &[m], plies as usize),
         };
+        let alternatives: Vec<(u8, i16)> = alternatives
+            .iter()
+            .filter_map(|&(m, score)| Some((move_index(pos, m)?, label_score(score))))
+            .collect();
         Some((
             Label {
                 ply: ply.min(u16::MAX as usize) as u16,
@@ -595,6 +630,7 @@ impl<L: Labeller> Worker<L> {
                 best: best_index,
                 depth,
                 pv,
+                alternatives: Alternatives::new(&alternatives),
             },
             pos.key(),
         ))

@@ -42,8 +42,8 @@ use crate::{
     record::{
         file::{KbzWriter, RecordError},
         format::{
-            BLOCK_GAMES, BLOCK_LABELS, Block, FORMAT_VERSION, Header, LabelSource, MAGIC, MAX_PV,
-            Options,
+            BLOCK_GAMES, BLOCK_LABELS, Block, FORMAT_VERSION, Header, LabelSource, MAGIC,
+            MAX_MULTIPV, MAX_PV, Options,
         },
     },
     search::tt::TableError,
@@ -116,6 +116,8 @@ pub struct Settings {
     pub pv_plies: u32,
     /// Games left out by their tags before any work.
     pub filter: GameFilter,
+    /// Moves searched per position, best first (1 to [`MAX_MULTIPV`]).
+    pub multipv: u32,
 }
 
 impl Default for Settings {
@@ -145,6 +147,7 @@ impl Default for Settings {
             block_labels: BLOCK_LABELS,
             pv_plies: 0,
             filter: GameFilter::default(),
+            multipv: 1,
         }
     }
 }
@@ -163,6 +166,9 @@ pub enum AnnotateError {
     /// A sampling share outside 0 to 1.
     #[error("the sampling share must be between 0 and 1, not {0}")]
     Sample(f64),
+    /// Several best moves asked of labels that come from the games' text.
+    #[error("several best moves need a search: labels from [%eval] have one score")]
+    MultiPvWithoutSearch,
     /// A shard `k/n` with `k >= n` or `n = 0`.
     #[error("shard {k}/{n}: K must be below N")]
     Shard {
@@ -406,6 +412,18 @@ impl Annotation {
             return Err(AnnotateError::MaxPositionsWithShards);
         }
         settings.threads = settings.threads.max(1);
+        settings.multipv = settings.multipv.clamp(1, MAX_MULTIPV as u32);
+        if settings.multipv > 1 {
+            match &mut settings.label {
+                // The engine searches the lines itself.
+                LabelWith::Engine(c) => {
+                    c.options.retain(|(n, _)| !n.eq_ignore_ascii_case("MultiPV"));
+                    c.options.push(("MultiPV".to_string(), settings.multipv.to_string()));
+                }
+                LabelWith::PgnEval => return Err(AnnotateError::MultiPvWithoutSearch),
+                LabelWith::Search(_) => {}
+            }
+        }
         let threads = settings.threads;
         let (source, engine_id, net) = match &settings.label {
             // The engine's identity goes into the header: probe it once.
@@ -424,6 +442,7 @@ impl Annotation {
                 (0..threads)
                     .map(|_| {
                         SearchLabeller::try_new(settings.depth, settings.nodes, hash, net.clone())
+                            .map(|l| l.with_multipv(settings.multipv as usize))
                     })
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(|source| AnnotateError::Table { source, threads })?
@@ -452,6 +471,7 @@ impl Annotation {
             net_sha256: net.as_ref().map_or(String::new(), |n| n.info().sha256.clone()),
             pv_plies: s.pv_plies.min(MAX_PV as u32),
             filter: s.filter.clone(),
+            multipv: s.multipv,
         };
         let header = Header {
             magic: MAGIC,
@@ -660,6 +680,7 @@ mod tests {
             net_sha256: String::new(),
             pv_plies: 0,
             filter: GameFilter::default(),
+            multipv: 1,
         }
     }
 
@@ -674,6 +695,7 @@ mod tests {
                 best: 255,
                 depth: 1,
                 pv: Default::default(),
+                alternatives: Default::default(),
             })
             .collect();
         let keys = (0..labels.len() as u64).map(|k| index << 16 | k).collect();

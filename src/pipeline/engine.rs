@@ -323,6 +323,8 @@ impl EngineProcess {
         let (mut score, mut depth, mut nodes) = (None, 0u8, 0u64);
         let mut pv: Vec<&str> = Vec::new();
         let mut pv_line = String::new();
+        let mut alternatives: std::collections::BTreeMap<u32, (i32, String)> =
+            std::collections::BTreeMap::new();
         loop {
             let line = self.line(deadline)?;
             let mut words = line.split_whitespace();
@@ -338,7 +340,19 @@ impl EngineProcess {
                     // low) is kept: it is the engine's last word, and it is
                     // what python-chess, cutechess and the Lichess tools
                     // report for the same search.
-                    if get("multipv").is_some_and(|m| m != "1") {
+                    // The other lines of a multi-PV search: each one's last
+                    // score and first move, as python-chess keeps them.
+                    if let Some(k) = get("multipv").and_then(|m| m.parse::<u32>().ok())
+                        && k > 1
+                    {
+                        let first = words
+                            .iter()
+                            .position(|&w| w == "pv")
+                            .and_then(|i| words.get(i + 1))
+                            .copied();
+                        if let (Some(score), Some(first)) = (info_score(&words), first) {
+                            alternatives.insert(k, (score, first.to_string()));
+                        }
                         continue;
                     }
                     if let Some(d) = get("depth").and_then(|d| d.parse::<u32>().ok()) {
@@ -351,17 +365,8 @@ impl EngineProcess {
                         // `pv` runs to the end of the line (UCI).
                         pv_line = words[i + 1..].join(" ");
                     }
-                    if let Some(i) = words.iter().position(|&w| w == "score") {
-                        score = match (
-                            words.get(i + 1),
-                            words.get(i + 2).and_then(|v| v.parse::<i32>().ok()),
-                        ) {
-                            (Some(&"cp"), Some(cp)) => Some(cp.clamp(-30_000, 30_000)),
-                            (Some(&"mate"), Some(n)) if n > 0 => Some(mate_in(n)),
-                            (Some(&"mate"), Some(n)) if n < 0 => Some(mated_in(-n)),
-                            (Some(&"mate"), Some(_)) => Some(-MATE),
-                            _ => score,
-                        };
+                    if let Some(s) = info_score(&words) {
+                        score = Some(s);
                     }
                 }
                 Some("bestmove") => {
@@ -372,12 +377,20 @@ impl EngineProcess {
                     };
                     let Some(score) = score else { return Err(EngineError::NoScore) };
                     pv.extend(pv_line.split_whitespace());
+                    let alternatives = alternatives
+                        .values()
+                        .filter_map(|(score, text)| {
+                            let m = pos.parse_uci(text).ok()?;
+                            (!m.is_null() && pos.is_legal(m) && m != best).then_some((m, *score))
+                        })
+                        .collect();
                     return Ok(Labelled {
                         score,
                         best: Some(best),
                         depth,
                         nodes,
                         pv: uci_line(pos, &pv),
+                        alternatives,
                     });
                 }
                 _ => {}
@@ -495,6 +508,19 @@ impl Labeller for EngineLabeller {
     fn gave_up(&self) -> Option<crate::pipeline::annotate::Cause> {
         (self.failed_in_a_row >= GIVE_UP_AFTER)
             .then(|| std::sync::Arc::new(EngineError::GaveUp(GIVE_UP_AFTER)) as _)
+    }
+}
+
+/// The score of a UCI `info` line, side to move's view, a mate as a mate
+/// score.
+fn info_score(words: &[&str]) -> Option<i32> {
+    let i = words.iter().position(|&w| w == "score")?;
+    match (words.get(i + 1), words.get(i + 2).and_then(|v| v.parse::<i32>().ok())) {
+        (Some(&"cp"), Some(cp)) => Some(cp.clamp(-30_000, 30_000)),
+        (Some(&"mate"), Some(n)) if n > 0 => Some(mate_in(n)),
+        (Some(&"mate"), Some(n)) if n < 0 => Some(mated_in(-n)),
+        (Some(&"mate"), Some(_)) => Some(-MATE),
+        _ => None,
     }
 }
 

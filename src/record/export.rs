@@ -22,7 +22,7 @@ use crate::{
     chess::{mv::Move, position::Position, types::Color, uci::move_to_uci},
     record::{
         chain::{ChainError, Step, walk},
-        format::{GameRecord, ROSTER},
+        format::{GameRecord, ROSTER, move_at},
     },
     score::ScoreKind,
 };
@@ -72,6 +72,14 @@ fn lichess_eval(score: i16, side: Color) -> String {
     // are not symmetric under negating the score (mate in n is 2n-1 plies,
     // mated in n is 2n), so flipping the score first would be off by one.
     Eval::from_score(i32::from(score), side).map_or_else(|| "#0".to_string(), Eval::pgn)
+}
+
+/// A score as EPD's `ce` gives it (centipawns), or `#n` for a mate.
+fn epd_score(score: i16) -> String {
+    match ScoreKind::from_score(i32::from(score)) {
+        ScoreKind::Cp(cp) => cp.to_string(),
+        ScoreKind::Mate(n) => format!("#{n}"),
+    }
 }
 
 fn result_text(code: u8) -> &'static str {
@@ -290,6 +298,18 @@ impl<W: Write> Exporter<W> {
                     if label.depth > 0 {
                         let _ = write!(text, "acd {}; ", label.depth);
                     }
+                    if let Some(b) = step.best
+                        && !label.alternatives.is_empty()
+                    {
+                        // The lines of a multi-PV search, best first.
+                        let mut lines = vec![format!("{} {}", pos.san(b), epd_score(label.score))];
+                        for (i, score) in label.alternatives.lines() {
+                            if let Some(m) = move_at(pos, i) {
+                                lines.push(format!("{} {}", pos.san(m), epd_score(score)));
+                            }
+                        }
+                        let _ = write!(text, "c0 \"multipv {}\"; ", lines.join(", "));
+                    }
                     let _ = writeln!(text, "id \"game {} ply {}\";", record.index + 1, step.ply);
                 }
                 ExportFormat::Jsonl => {
@@ -308,6 +328,29 @@ impl<W: Write> Exporter<W> {
                         "depth": label.depth,
                         "result": result_text(record.result),
                     });
+                    let mut v = v;
+                    if let Some(b) = step.best
+                        && !label.alternatives.is_empty()
+                    {
+                        let line = |m: Move, score: i16| {
+                            let (cp, mate) = match ScoreKind::from_score(i32::from(score)) {
+                                ScoreKind::Cp(cp) => {
+                                    (serde_json::Value::from(cp), serde_json::Value::Null)
+                                }
+                                ScoreKind::Mate(n) => {
+                                    (serde_json::Value::Null, serde_json::Value::from(n))
+                                }
+                            };
+                            serde_json::json!({"move": move_to_uci(m, chess960), "score": cp, "mate": mate})
+                        };
+                        let mut lines = vec![line(b, label.score)];
+                        for (i, score) in label.alternatives.lines() {
+                            if let Some(m) = move_at(pos, i) {
+                                lines.push(line(m, score));
+                            }
+                        }
+                        v["multipv"] = serde_json::Value::from(lines);
+                    }
                     let _ = writeln!(text, "{v}");
                 }
                 ExportFormat::Bullet => {

@@ -120,6 +120,9 @@ pub struct Options {
     /// The game filters: games failing them were neither replayed nor
     /// searched (version 4).
     pub filter: GameFilter,
+    /// Moves searched per position (`--multipv`; 1: the best only;
+    /// version 4).
+    pub multipv: u32,
 }
 
 impl Options {
@@ -210,6 +213,7 @@ impl From<OptionsV1> for Options {
             net_sha256: String::new(),
             pv_plies: 0,
             filter: GameFilter::default(),
+            multipv: 1,
         }
     }
 }
@@ -282,6 +286,52 @@ pub struct Label {
     pub depth: u8,
     /// The principal variation (empty when not kept or not known).
     pub pv: Pv,
+    /// The next best moves of a multi-PV search, best first (empty for a
+    /// single line).
+    pub alternatives: Alternatives,
+}
+
+/// Moves searched at most per position (`--multipv`): the best and up to
+/// `MAX_MULTIPV - 1` alternatives.
+pub const MAX_MULTIPV: usize = 5;
+
+/// The alternatives of a label: moves (as indices among the sorted legal
+/// moves) with their scores, side to move's view.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct Alternatives {
+    len: u8,
+    moves: [u8; MAX_MULTIPV - 1],
+    scores: [i16; MAX_MULTIPV - 1],
+}
+
+impl Alternatives {
+    /// Alternatives from (move index, score) pairs (those past
+    /// `MAX_MULTIPV - 1` dropped).
+    pub fn new(lines: &[(u8, i16)]) -> Alternatives {
+        let mut a = Alternatives::default();
+        for &(m, score) in lines.iter().take(MAX_MULTIPV - 1) {
+            a.moves[usize::from(a.len)] = m;
+            a.scores[usize::from(a.len)] = score;
+            a.len += 1;
+        }
+        a
+    }
+
+    /// The (move index, score) pairs, best first.
+    pub fn lines(&self) -> impl Iterator<Item = (u8, i16)> + '_ {
+        let n = usize::from(self.len);
+        self.moves[..n].iter().copied().zip(self.scores[..n].iter().copied())
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// None.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
 /// A principal variation: up to [`MAX_PV`] moves, each as its index among
@@ -452,6 +502,9 @@ pub struct Block {
     pv_lens: Vec<u8>,
     pv_moves: Vec<u8>,
     elos: [Vec<u16>; 2],
+    alt_counts: Vec<u8>,
+    alt_moves: Vec<u8>,
+    alt_scores: Vec<i16>,
 }
 
 /// A [`Block`] as format version 3 wrote it, without ratings.
@@ -476,6 +529,9 @@ impl From<BlockV3> for Block {
     fn from(b: BlockV3) -> Block {
         Block {
             elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
+            alt_counts: vec![0; b.score_low.len()],
+            alt_moves: Vec::new(),
+            alt_scores: Vec::new(),
             indices: b.indices,
             starts: b.starts,
             results: b.results,
@@ -515,6 +571,9 @@ impl From<BlockV2> for Block {
             pv_lens: vec![0; b.score_low.len()],
             pv_moves: Vec::new(),
             elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
+            alt_counts: vec![0; b.score_low.len()],
+            alt_moves: Vec::new(),
+            alt_scores: Vec::new(),
             indices: b.indices,
             starts: b.starts,
             results: b.results,
@@ -561,6 +620,11 @@ impl Block {
                 b.depths.push(l.depth);
                 b.pv_lens.push(l.pv.indices().len() as u8);
                 b.pv_moves.extend_from_slice(l.pv.indices());
+                b.alt_counts.push(l.alternatives.len() as u8);
+                for (m, score) in l.alternatives.lines() {
+                    b.alt_moves.push(m);
+                    b.alt_scores.push(score);
+                }
             }
             b.labelled.extend_from_slice(&bitmap);
         }
@@ -583,11 +647,14 @@ impl Block {
             || self.bests.len() != labels
             || self.depths.len() != labels
             || self.pv_lens.len() != labels
+            || self.alt_counts.len() != labels
+            || self.alt_moves.len() != self.alt_scores.len()
         {
             return Err(BlockError::LabelColumns);
         }
         let mut out = Vec::with_capacity(n);
         let (mut moves_at, mut bitmap_at, mut label_at, mut pv_at) = (0usize, 0, 0, 0);
+        let mut alt_at = 0usize;
         for i in 0..n {
             let count = self.move_counts[i] as usize;
             let moves =
@@ -620,12 +687,23 @@ impl Block {
                 }
                 let pv = self.pv_moves.get(pv_at..pv_at + pv_len).ok_or(BlockError::PvShort)?;
                 pv_at += pv_len;
+                let alt_len = usize::from(self.alt_counts[label_at]);
+                if alt_len >= MAX_MULTIPV {
+                    return Err(BlockError::PvTooLong);
+                }
+                let alt_moves =
+                    self.alt_moves.get(alt_at..alt_at + alt_len).ok_or(BlockError::PvShort)?;
+                let alt_scores = &self.alt_scores[alt_at..alt_at + alt_len];
+                alt_at += alt_len;
+                let lines: Vec<(u8, i16)> =
+                    alt_moves.iter().copied().zip(alt_scores.iter().copied()).collect();
                 g.labels.push(Label {
                     ply: p as u16,
                     score,
                     best: self.bests[label_at],
                     depth: self.depths[label_at],
                     pv: Pv::new(pv),
+                    alternatives: Alternatives::new(&lines),
                 });
                 label_at += 1;
             }
@@ -635,6 +713,7 @@ impl Block {
             || bitmap_at != self.labelled.len()
             || label_at != labels
             || pv_at != self.pv_moves.len()
+            || alt_at != self.alt_moves.len()
         {
             return Err(BlockError::ColumnsTooLong);
         }
@@ -833,10 +912,38 @@ mod tests {
             Position::from_fen("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR b KQkq - 0 1").unwrap();
         let mut a = GameRecord::new(3, PackedBoard::pack(&pos), 1, Default::default(), vec![0; 20]);
         a.set_labels(&[
-            Label { ply: 0, score: 35, best: 4, depth: 8, pv: Pv::new(&[4, 0, 17]) },
-            Label { ply: 1, score: -31_990, best: 255, depth: 0, pv: Pv::default() },
-            Label { ply: 9, score: 31_999, best: 0, depth: 12, pv: Pv::default() },
-            Label { ply: 20, score: -7, best: 1, depth: 8, pv: Pv::default() },
+            Label {
+                ply: 0,
+                score: 35,
+                best: 4,
+                depth: 8,
+                pv: Pv::new(&[4, 0, 17]),
+                alternatives: Alternatives::new(&[(0, 20), (17, -5)]),
+            },
+            Label {
+                ply: 1,
+                score: -31_990,
+                best: 255,
+                depth: 0,
+                pv: Pv::default(),
+                alternatives: Alternatives::default(),
+            },
+            Label {
+                ply: 9,
+                score: 31_999,
+                best: 0,
+                depth: 12,
+                pv: Pv::default(),
+                alternatives: Alternatives::default(),
+            },
+            Label {
+                ply: 20,
+                score: -7,
+                best: 1,
+                depth: 8,
+                pv: Pv::default(),
+                alternatives: Alternatives::default(),
+            },
         ]);
         let mut b = GameRecord::new(
             4,
@@ -846,7 +953,14 @@ mod tests {
             vec![],
         );
         b.tags[1] = "site".into();
-        b.set_labels(&[Label { ply: 0, score: 12, best: 7, depth: 8, pv: Pv::new(&[7; MAX_PV]) }]);
+        b.set_labels(&[Label {
+            ply: 0,
+            score: 12,
+            best: 7,
+            depth: 8,
+            pv: Pv::new(&[7; MAX_PV]),
+            alternatives: Alternatives::default(),
+        }]);
         let c = GameRecord::new(
             5,
             PackedBoard::pack(&Position::startpos()),

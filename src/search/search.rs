@@ -172,6 +172,9 @@ pub struct Searcher {
     /// search: there would be no move to give).
     has_move: bool,
     stop: Arc<AtomicBool>,
+    /// Root moves left out of the search (the lines already found by a
+    /// multi-PV search).
+    excluded: Vec<Move>,
 }
 
 fn late_move_limit(depth: i32, improving: bool) -> usize {
@@ -230,6 +233,7 @@ impl Searcher {
             stopped: false,
             has_move: false,
             stop: Arc::new(AtomicBool::new(false)),
+            excluded: Vec::new(),
         })
     }
 
@@ -384,6 +388,29 @@ impl Searcher {
         }
         result.nodes = self.nodes;
         result
+    }
+
+    /// The `lines` best moves of `pos` (at most as many as it has legal
+    /// moves), each searched within `limits` with the ones before it left
+    /// out at the root, the best first. One line is [`Searcher::search`].
+    pub fn search_multipv(
+        &mut self,
+        pos: &mut Position,
+        limits: &Limits,
+        lines: usize,
+    ) -> Vec<SearchResult> {
+        let lines = lines.min(pos.legal_moves().len()).max(1);
+        let mut found: Vec<SearchResult> = Vec::with_capacity(lines);
+        for _ in 0..lines {
+            self.excluded = found.iter().filter_map(|r| r.best).collect();
+            let r = self.search(pos, limits, |_| {});
+            if r.best.is_none() {
+                break;
+            }
+            found.push(r);
+        }
+        self.excluded.clear();
+        found
     }
 
     fn update_pv(&mut self, ply: usize, m: Move) {
@@ -545,6 +572,9 @@ impl Searcher {
         let original_alpha = alpha;
 
         while let Some(m) = picker.next(pos, &self.history) {
+            if NT::ROOT && self.excluded.contains(&m) {
+                continue;
+            }
             moves_seen += 1;
             self.tt.prefetch(pos.key_after(m));
             let tactical = pos.is_capture_or_promotion(m);
