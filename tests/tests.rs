@@ -16,6 +16,7 @@ mod perft;
 mod pgn;
 mod playout;
 mod props;
+mod relabel;
 mod replay;
 mod search;
 mod shape;

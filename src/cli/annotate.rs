@@ -31,6 +31,7 @@ use kibitz::{
             Settings,
         },
         engine::EngineConfig,
+        relabel::{RelabelInput, relabel},
         replay::Rejected,
     },
     record::{
@@ -433,6 +434,19 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                 e => anyhow::Error::new(e),
             }
         })?;
+    // Labelled data (`.kbz`, binpack) is relabelled: the same positions,
+    // new labels, the games kept as chains.
+    let relabel: Vec<Option<RelabelInput>> =
+        args.inputs.iter().map(|p| RelabelInput::detect(p)).collect::<Result<_, _>>()?;
+    if relabel.iter().any(Option::is_some) {
+        let Some(inputs) = relabel.into_iter().collect::<Option<Vec<_>>>() else {
+            bail!("labelled data (.kbz, .binpack) and games (PGN, EPD) cannot be mixed in one run");
+        };
+        if args.resume {
+            bail!("relabelling writes a new file: it does not --resume");
+        }
+        return run_relabel(&args, job, &inputs);
+    }
     // Opened before the output, so that a path that cannot be written fails
     // before anything is.
     let rejects = Some(RejectReport::open(args.errors.as_ref())?);
@@ -458,6 +472,40 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     })?;
     // The workers are gone, so every engine has quit and been reaped.
     print_summary(&args, &report, cpu_seconds())
+}
+
+/// Relabels `.kbz` and binpack inputs and prints the summary.
+fn run_relabel(args: &AnnotateArgs, job: Annotation, inputs: &[RelabelInput]) -> Result<ExitCode> {
+    let start = Instant::now();
+    let quiet = args.quiet;
+    let mut progress = |games: u64| {
+        if !quiet && games % 1000 < 10 {
+            eprint!("\rkibitz: {games} games relabelled");
+        }
+    };
+    let report = relabel(job, inputs, &mut progress)?;
+    if !quiet {
+        eprintln!();
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    let mut out = super::stdout();
+    if args.json {
+        let mut v = serde_json::to_value(&report)?;
+        v["seconds"] = seconds.into();
+        writeln!(out, "{v}")?;
+    } else {
+        let from =
+            report.header.as_ref().map_or(String::new(), |h| h.options.relabelled_from.clone());
+        writeln!(out, "output    {} ({} bytes)", args.output.display(), report.bytes_written)?;
+        writeln!(
+            out,
+            "relabel   {} games, {} labels read, {} relabelled, {} failed",
+            report.games, report.labels, report.relabelled, report.failed
+        )?;
+        writeln!(out, "from      {from}")?;
+        writeln!(out, "seconds   {seconds:.2} ({} nodes)", report.nodes)?;
+    }
+    Ok(if report.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Prints the summary of a run and chooses the exit code.

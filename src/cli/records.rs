@@ -135,6 +135,9 @@ pub fn run_inspect(args: InspectArgs) -> Result<ExitCode> {
         if o.pv_plies > 0 {
             writeln!(out, "variation up to {} plies per label", o.pv_plies)?;
         }
+        if !o.relabelled_from.is_empty() {
+            writeln!(out, "relabels  {}", o.relabelled_from)?;
+        }
         if o.multipv > 1 {
             writeln!(out, "multipv   {} best moves per position, each with its score", o.multipv)?;
         }

@@ -204,6 +204,15 @@ pub enum AnnotateError {
     /// The output to resume is not a file this run can continue.
     #[error(transparent)]
     Resume(#[from] RecordError),
+    /// An input to relabel cannot be read.
+    #[error(transparent)]
+    Input(RecordError),
+    /// A game of an input to relabel does not replay.
+    #[error(transparent)]
+    Chain(#[from] crate::record::chain::ChainError),
+    /// Relabelling writes a new file: it does not resume one.
+    #[error("relabelling does not resume: run it again with --force")]
+    RelabelResume,
     /// The sink failed (its report could not be written): the output keeps
     /// its complete blocks and can be resumed.
     #[error("{source}; {output} keeps its complete blocks and can be resumed")]
@@ -386,6 +395,15 @@ pub struct Annotation {
 }
 
 impl Annotation {
+    /// The job's parts, for a relabelling ([`crate::pipeline::relabel`]):
+    /// inputs, output, whether to replace it, settings, header, searchers.
+    pub(crate) fn into_parts(
+        self,
+    ) -> (Vec<PathBuf>, PathBuf, bool, Settings, Header, Vec<SearchLabeller>) {
+        let replace = self.mode == OutputMode::Replace;
+        (self.inputs, self.output, replace, self.settings, self.header, self.searchers)
+    }
+
     /// Checks the settings and prepares the run. Nothing is written yet:
     /// an output over an input, a bad share or shard, an engine that does
     /// not start or lacks an option, or a table the machine cannot give
@@ -472,6 +490,7 @@ impl Annotation {
             pv_plies: s.pv_plies.min(MAX_PV as u32),
             filter: s.filter.clone(),
             multipv: s.multipv,
+            relabelled_from: String::new(),
         };
         let header = Header {
             magic: MAGIC,
@@ -681,6 +700,7 @@ mod tests {
             pv_plies: 0,
             filter: GameFilter::default(),
             multipv: 1,
+            relabelled_from: String::new(),
         }
     }
 

@@ -123,6 +123,9 @@ pub struct Options {
     /// Moves searched per position (`--multipv`; 1: the best only;
     /// version 4).
     pub multipv: u32,
+    /// For a relabelled file, where its positions and old labels came
+    /// from: each input and its labeller (empty otherwise; version 4).
+    pub relabelled_from: String,
 }
 
 impl Options {
@@ -214,6 +217,7 @@ impl From<OptionsV1> for Options {
             pv_plies: 0,
             filter: GameFilter::default(),
             multipv: 1,
+            relabelled_from: String::new(),
         }
     }
 }
