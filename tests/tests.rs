@@ -5,6 +5,7 @@
 mod analysis;
 mod annotate;
 mod cli;
+mod dedup;
 mod differential;
 mod engine;
 mod faults;

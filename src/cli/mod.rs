@@ -45,6 +45,9 @@ enum Command {
     /// What a data set holds: counts and histograms (score, pieces, ply,
     /// phase, result, side to move, king squares), as text, JSON and plots.
     Stats(stats::StatsArgs),
+    /// Drop duplicate positions across .kbz files, keeping the first, the
+    /// last or the deepest label of each; bounded memory.
+    Dedup(records::DedupArgs),
     /// Join the shard files of one run into the file an unsharded run writes.
     Merge(records::MergeArgs),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
@@ -139,6 +142,7 @@ pub fn main() -> ExitCode {
         Command::Inspect(args) => records::run_inspect(args),
         Command::Export(args) => records::run_export(args),
         Command::Merge(args) => records::run_merge(args),
+        Command::Dedup(args) => records::run_dedup(args),
         Command::Report(args) => report::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Perft(args) => perft::run(args),

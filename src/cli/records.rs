@@ -16,6 +16,7 @@ use kibitz::{
     pipeline::annotate::same_run_but_shard,
     record::{
         chain::walk,
+        dedup::{Keep, dedup_files},
         export::{ExportFormat, Exporter},
         file::{KbzReader, KbzWriter, RecordError},
         format::{Block, GameRecord, is_mate},
@@ -470,4 +471,83 @@ fn merge_into(
     }
     writer.finish()?;
     Ok(())
+}
+
+/// How `dedup` keeps one label per position.
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum KeepArg {
+    /// The first met (inputs in order).
+    First,
+    /// The last met.
+    Last,
+    /// The deepest search (the first of the deepest on a tie).
+    Deepest,
+}
+
+/// Arguments of `kibitz dedup`.
+#[derive(Args, Debug)]
+pub struct DedupArgs {
+    /// `.kbz` files, read in order.
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The file to write.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Which label of a position to keep.
+    #[arg(long, value_enum, default_value = "first")]
+    keep: KeepArg,
+    /// Memory for the positions seen (bytes, or with K, M, G); beyond it
+    /// they go to disk in sorted runs beside the output.
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    dedup_memory: usize,
+    /// Replace an existing output file.
+    #[arg(long)]
+    force: bool,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_size(text: &str) -> Result<usize, String> {
+    let t = text.trim();
+    let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
+        Some((i, _)) => (&t[..i], t[i..].trim()),
+        None => (t, ""),
+    };
+    let n: usize = digits.parse().map_err(|_| format!("{text}: a size such as 512M"))?;
+    let unit = match unit.to_ascii_uppercase().as_str() {
+        "" | "B" => 1,
+        "K" | "KB" | "KIB" => 1 << 10,
+        "M" | "MB" | "MIB" => 1 << 20,
+        "G" | "GB" | "GIB" => 1 << 30,
+        _ => return Err(format!("{text}: a size such as 512M")),
+    };
+    n.checked_mul(unit).ok_or_else(|| format!("{text}: too large"))
+}
+
+/// Runs `kibitz dedup`.
+pub fn run_dedup(args: DedupArgs) -> Result<ExitCode> {
+    super::refuse_output_over_input(&args.output, &args.files)?;
+    let keep = match args.keep {
+        KeepArg::First => Keep::First,
+        KeepArg::Last => Keep::Last,
+        KeepArg::Deepest => Keep::Deepest,
+    };
+    let report = dedup_files(&args.files, &args.output, keep, args.dedup_memory, args.force)?;
+    let mut out = super::stdout();
+    if args.json {
+        writeln!(out, "{}", serde_json::to_string(&report)?)?;
+    } else {
+        writeln!(
+            out,
+            "dedup     {} games, {} labels read, {} kept ({} duplicates dropped); {} runs on disk; {} bytes written",
+            report.games,
+            report.labels,
+            report.kept,
+            report.labels - report.kept,
+            report.runs,
+            report.bytes_written
+        )?;
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -3,6 +3,7 @@
 //! and databases' formats ([`export`]).
 
 pub mod chain;
+pub mod dedup;
 pub mod export;
 pub mod file;
 pub mod format;

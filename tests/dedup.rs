@@ -1,0 +1,140 @@
+//! `kibitz dedup`: duplicate positions across files dropped by policy
+//! (first, last, deepest), checked against the policy worked out here from
+//! the inputs' labels; the same bytes when the positions spill to disk.
+
+use std::{collections::HashMap, path::Path};
+
+use kibitz::record::{dedup::label_keys, file::read_all};
+
+use crate::util::{TempDir, kibitz, s, sample};
+
+/// Every label of `files` in order: (dedup key, depth, game, ply), games
+/// numbered across the files as dedup numbers them.
+fn labels(files: &[&Path]) -> Vec<(u64, u8, u64, u16)> {
+    let mut out = Vec::new();
+    let mut game = 0;
+    for f in files {
+        let (_, games) = read_all(f).unwrap();
+        for g in &games {
+            for (key, l) in label_keys(g).unwrap().into_iter().zip(&g.labels) {
+                out.push((key, l.depth, game, l.ply));
+            }
+            game += 1;
+        }
+    }
+    out
+}
+
+/// The (game, ply) of the labels a policy keeps, in order.
+fn expected(all: &[(u64, u8, u64, u16)], keep: &str) -> Vec<(u64, u16)> {
+    let mut winner: HashMap<u64, usize> = HashMap::new();
+    for (i, &(key, depth, _, _)) in all.iter().enumerate() {
+        let w = winner.entry(key).or_insert(i);
+        let better = match keep {
+            "first" => false,
+            "last" => true,
+            _ => depth > all[*w].1,
+        };
+        if better {
+            *w = i;
+        }
+    }
+    let mut kept: Vec<usize> = winner.into_values().collect();
+    kept.sort_unstable();
+    kept.into_iter().map(|i| (all[i].2, all[i].3)).collect()
+}
+
+fn kept(file: &Path) -> Vec<(u64, u16)> {
+    let (header, games) = read_all(file).unwrap();
+    assert!(header.options.dedup);
+    games.iter().flat_map(|g| g.labels.iter().map(move |l| (g.index, l.ply))).collect()
+}
+
+#[test]
+fn each_policy_keeps_its_label_and_spilling_changes_nothing() {
+    let dir = TempDir::new("dedup");
+    // The sample at two depths, and its games in reverse order.
+    let text = std::fs::read_to_string(sample()).unwrap();
+    let mut games: Vec<&str> = text.split("\n\n[Event").collect();
+    let first = games.remove(0);
+    let mut reversed: Vec<String> = games.iter().rev().map(|g| format!("[Event{g}")).collect();
+    reversed.push(first.to_string());
+    let shuffled_pgn = dir.path("reversed.pgn");
+    std::fs::write(&shuffled_pgn, reversed.join("\n\n") + "\n").unwrap();
+    let annotate = |pgn: &Path, out: &Path, depth: &str| {
+        let (code, _, err) =
+            kibitz(&["annotate", s(pgn), "-o", s(out), "--quiet", "--depth", depth]);
+        assert_eq!(code, 0, "{err}");
+    };
+    let (a, b, r) = (dir.path("a.kbz"), dir.path("b.kbz"), dir.path("r.kbz"));
+    annotate(&sample(), &a, "2");
+    annotate(&sample(), &b, "4");
+    annotate(&shuffled_pgn, &r, "2");
+    let sets: [&[&Path]; 4] = [&[&a, &a], &[&a, &b], &[&b, &a, &r], &[&r, &a, &b, &a]];
+    for files in sets {
+        let all = labels(files);
+        let distinct = all.iter().map(|l| l.0).collect::<std::collections::HashSet<_>>().len();
+        for keep in ["first", "last", "deepest"] {
+            let out = dir.path(&format!("{keep}.kbz"));
+            let mut args = vec!["dedup"];
+            args.extend(files.iter().map(|f| s(f)));
+            args.extend(["-o", s(&out), "--keep", keep, "--force", "--json"]);
+            let (code, stdout, err) = kibitz(&args);
+            assert_eq!(code, 0, "{err}");
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert_eq!(report["kept"].as_u64(), Some(distinct as u64));
+            assert_eq!(report["runs"], 0);
+            assert_eq!(kept(&out), expected(&all, keep), "{keep} {files:?}");
+            // A few hundred bytes of memory: sorted runs on disk, same file.
+            let small = dir.path(&format!("{keep}-small.kbz"));
+            args.iter_mut().filter(|a| **a == s(&out)).for_each(|a| *a = s(&small));
+            args.extend(["--dedup-memory", "600"]);
+            let (code, stdout, err) = kibitz(&args);
+            assert_eq!(code, 0, "{err}");
+            let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+            assert!(report["runs"].as_u64().unwrap() > 5, "{report}");
+            assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&small).unwrap(), "{keep}");
+        }
+    }
+    // Deepest keeps depth 4 wherever b has the position, in any order.
+    let out = dir.path("deep.kbz");
+    let (code, _, err) = kibitz(&["dedup", s(&a), s(&b), "-o", s(&out), "--keep", "deepest"]);
+    assert_eq!(code, 0, "{err}");
+    let in_b: std::collections::HashSet<u64> = labels(&[&b]).iter().map(|l| l.0).collect();
+    let (_, games) = read_all(&out).unwrap();
+    for g in &games {
+        for (key, l) in label_keys(g).unwrap().into_iter().zip(&g.labels) {
+            assert_eq!(l.depth == 4, in_b.contains(&key), "game {} ply {}", g.index, l.ply);
+        }
+    }
+}
+
+/// A position repeated in its game is not the same position for a label as
+/// its first occurrence; nor is one near the 50-move limit.
+#[test]
+fn repetitions_and_the_fifty_move_counter_part_keys() {
+    let dir = TempDir::new("dedup-keys");
+    let pgn = dir.path("rep.pgn");
+    std::fs::write(&pgn, "[Event \"r\"]\n\n1. Nf3 Nf6 2. Ng1 Ng8 3. Nf3 Nf6 4. Ng1 Ng8 *\n")
+        .unwrap();
+    let kbz = dir.path("rep.kbz");
+    let (code, _, err) = kibitz(&[
+        "annotate",
+        s(&pgn),
+        "-o",
+        s(&kbz),
+        "--quiet",
+        "--depth",
+        "1",
+        "--skip-plies",
+        "0",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (_, games) = read_all(&kbz).unwrap();
+    let keys = label_keys(&games[0]).unwrap();
+    // Plies 0, 4 and 8 are the start position: seen 0, 1 and 2 times before.
+    let at = |ply: u16| keys[games[0].labels.iter().position(|l| l.ply == ply).unwrap()];
+    assert_ne!(at(0), at(4));
+    assert_ne!(at(4), at(8));
+    assert_ne!(at(0), at(8));
+}
