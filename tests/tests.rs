@@ -21,5 +21,7 @@ mod relabel;
 mod replay;
 mod search;
 mod shape;
+#[cfg(feature = "slurm")]
+mod slurm;
 mod stats;
 mod util;
