@@ -138,3 +138,79 @@ fn repetitions_and_the_fifty_move_counter_part_keys() {
     assert_ne!(at(4), at(8));
     assert_ne!(at(0), at(8));
 }
+
+/// `annotate --dedup last` and `merge --keep deepest` write what `kibitz
+/// dedup` writes from the plain run's file.
+#[test]
+fn annotate_and_merge_apply_the_same_policies() {
+    let dir = TempDir::new("dedup-runs");
+    let plain = dir.path("plain.kbz");
+    let pgn = sample();
+    let run = |extra: &[&str], out: &Path| {
+        let mut args = vec!["annotate", s(&pgn), "-o", s(out), "--quiet", "--depth", "3"];
+        args.extend(extra);
+        let (code, _, err) = kibitz(&args);
+        assert_eq!(code, 0, "{err}");
+    };
+    run(&[], &plain);
+    let policy = |keep: &str| {
+        let out = dir.path(&format!("dedup-{keep}.kbz"));
+        let (code, _, err) = kibitz(&["dedup", s(&plain), "-o", s(&out), "--keep", keep]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read(out).unwrap()
+    };
+    let last = dir.path("last.kbz");
+    run(&["--dedup", "last"], &last);
+    assert_eq!(std::fs::read(&last).unwrap(), policy("last"));
+    let shards: Vec<_> = (0..2).map(|k| dir.path(&format!("shard{k}.kbz"))).collect();
+    for (k, shard) in shards.iter().enumerate() {
+        run(&["--shard", &format!("{k}/2")], shard);
+    }
+    let merged = dir.path("merged.kbz");
+    let (code, _, err) =
+        kibitz(&["merge", s(&shards[0]), s(&shards[1]), "-o", s(&merged), "--keep", "deepest"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&merged).unwrap(), policy("deepest"));
+}
+
+/// The shared Lichess 2016-05 games labelled at two depths, and again with
+/// their games in reverse order: each policy keeps the label the policy
+/// says, in memory and spilled.
+#[cfg(feature = "corpus")]
+#[test]
+fn the_shared_corpus_with_itself_and_a_shuffled_copy() {
+    let dir = TempDir::new("dedup-corpus");
+    let lichess = crate::util::shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+    let text = String::from_utf8(
+        std::process::Command::new("zstd").arg("-dc").arg(&lichess).output().unwrap().stdout,
+    )
+    .unwrap();
+    let games: Vec<&str> = text.split("\n\n[").collect();
+    let mut reversed: Vec<String> = games[1..].iter().rev().map(|g| format!("[{g}")).collect();
+    reversed.push(games[0].to_string());
+    let reversed_pgn = dir.path("reversed.pgn");
+    std::fs::write(&reversed_pgn, reversed.join("\n\n") + "\n").unwrap();
+    let annotate = |pgn: &Path, out: &Path, depth: &str| {
+        let (code, _, err) =
+            kibitz(&["annotate", s(pgn), "-o", s(out), "--quiet", "--depth", depth]);
+        assert_eq!(code, 0, "{err}");
+    };
+    let (a, b, r) = (dir.path("a.kbz"), dir.path("b.kbz"), dir.path("r.kbz"));
+    annotate(&lichess, &a, "1");
+    annotate(&lichess, &b, "3");
+    annotate(&reversed_pgn, &r, "1");
+    let files: [&Path; 4] = [&a, &r, &b, &a];
+    let all = labels(&files);
+    for keep in ["first", "last", "deepest"] {
+        for memory in ["1G", "64K"] {
+            let out = dir.path(&format!("{keep}-{memory}.kbz"));
+            let mut args = vec!["dedup"];
+            args.extend(files.iter().map(|f| s(f)));
+            args.extend(["-o", s(&out), "--keep", keep, "--dedup-memory", memory]);
+            let (code, _, err) = kibitz(&args);
+            assert_eq!(code, 0, "{err}");
+            assert_eq!(kept(&out), expected(&all, keep), "{keep} {memory}");
+        }
+    }
+    println!("{} labels in, {} distinct", all.len(), expected(&all, "first").len());
+}

@@ -195,9 +195,15 @@ pub struct AnnotateArgs {
     /// Seed of --sample.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Drop positions already labelled (same key) earlier in the run.
-    #[arg(long)]
-    dedup: bool,
+    /// Drop positions labelled twice: `first` (the default) drops them
+    /// during the run (same key); `last` and `deepest` keep that label of
+    /// each position (its key and 50-move and repetition state, as `kibitz
+    /// dedup`) once the run is done.
+    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "first")]
+    dedup: Option<super::records::KeepArg>,
+    /// Memory for the positions seen by --dedup last|deepest.
+    #[arg(long, default_value = "1G", value_parser = super::records::parse_size)]
+    dedup_memory: usize,
     /// Write one JSON line per rejected game to FILE (the first few are
     /// described on standard error either way).
     #[arg(long, value_name = "FILE")]
@@ -400,7 +406,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         skip_captures: args.skip_captures && !analysis,
         sample: args.sample,
         seed: args.seed,
-        dedup: args.dedup,
+        dedup: args.dedup == Some(super::records::KeepArg::First),
         max_games: args.max_games.unwrap_or(0),
         max_positions: args.max_positions.unwrap_or(0),
         max_bytes: args.max_bytes.unwrap_or(0),
@@ -471,6 +477,19 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         e => anyhow::Error::new(e),
     })?;
     // The workers are gone, so every engine has quit and been reaped.
+    if let Some(keep) = args.dedup.filter(|k| *k != super::records::KeepArg::First)
+        && !report.interrupted
+    {
+        let r = super::records::dedup_in_place(&args.output, keep.keep(), args.dedup_memory)?;
+        if !args.quiet {
+            eprintln!(
+                "kibitz: --dedup {keep:?}: {} labels, {} kept ({} duplicates dropped)",
+                r.labels,
+                r.kept,
+                r.labels - r.kept
+            );
+        }
+    }
     print_summary(&args, &report, cpu_seconds())
 }
 

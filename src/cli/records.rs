@@ -362,6 +362,38 @@ pub struct MergeArgs {
     /// Replace an existing output file.
     #[arg(long)]
     force: bool,
+    /// Then keep one label per position across the shards: the first, the
+    /// last or the deepest (see `kibitz dedup`).
+    #[arg(long, value_enum)]
+    keep: Option<KeepArg>,
+    /// Memory for the positions seen by --keep (bytes, or with K, M, G).
+    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    dedup_memory: usize,
+}
+
+impl KeepArg {
+    pub(crate) fn keep(self) -> Keep {
+        match self {
+            KeepArg::First => Keep::First,
+            KeepArg::Last => Keep::Last,
+            KeepArg::Deepest => Keep::Deepest,
+        }
+    }
+}
+
+/// Replaces `file` by its deduplication under `keep` (written beside it,
+/// then renamed over it).
+pub(crate) fn dedup_in_place(
+    file: &std::path::Path,
+    keep: Keep,
+    memory: usize,
+) -> Result<kibitz::record::dedup::DedupReport> {
+    let mut tmp = file.as_os_str().to_owned();
+    tmp.push(".dedup");
+    let tmp = PathBuf::from(tmp);
+    let report = dedup_files(&[file.to_path_buf()], &tmp, keep, memory, true)?;
+    std::fs::rename(&tmp, file).with_context(|| format!("cannot replace {}", file.display()))?;
+    Ok(report)
 }
 
 /// Runs `kibitz merge`: shards of one run, joined in game order into the
@@ -398,7 +430,18 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     // A merge that fails leaves nothing behind: it is cheap to run again,
     // and a partial merge must not be mistaken for the run's output.
     match merge_into(&args, &mut readers, &header, writer) {
-        Ok(()) => Ok(ExitCode::SUCCESS),
+        Ok(()) => {
+            if let Some(keep) = args.keep {
+                let r = dedup_in_place(&args.output, keep.keep(), args.dedup_memory)?;
+                eprintln!(
+                    "kibitz: {} labels, {} kept ({} duplicates dropped)",
+                    r.labels,
+                    r.kept,
+                    r.labels - r.kept
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Err(e) => {
             let _ = std::fs::remove_file(&args.output);
             Err(e.context(format!("merge failed; {} removed", args.output.display())))
@@ -474,8 +517,8 @@ fn merge_into(
 }
 
 /// How `dedup` keeps one label per position.
-#[derive(clap::ValueEnum, Clone, Copy, Debug)]
-enum KeepArg {
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum KeepArg {
     /// The first met (inputs in order).
     First,
     /// The last met.
@@ -508,7 +551,7 @@ pub struct DedupArgs {
     json: bool,
 }
 
-fn parse_size(text: &str) -> Result<usize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
     let t = text.trim();
     let (digits, unit) = match t.char_indices().find(|(_, c)| !c.is_ascii_digit()) {
         Some((i, _)) => (&t[..i], t[i..].trim()),
@@ -528,11 +571,7 @@ fn parse_size(text: &str) -> Result<usize, String> {
 /// Runs `kibitz dedup`.
 pub fn run_dedup(args: DedupArgs) -> Result<ExitCode> {
     super::refuse_output_over_input(&args.output, &args.files)?;
-    let keep = match args.keep {
-        KeepArg::First => Keep::First,
-        KeepArg::Last => Keep::Last,
-        KeepArg::Deepest => Keep::Deepest,
-    };
+    let keep = args.keep.keep();
     let report = dedup_files(&args.files, &args.output, keep, args.dedup_memory, args.force)?;
     let mut out = super::stdout();
     if args.json {
