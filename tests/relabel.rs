@@ -109,3 +109,34 @@ fn labelled_data_and_games_do_not_mix() {
     assert_eq!(code, 1);
     assert!(err.contains("cannot be mixed"), "{err}");
 }
+
+/// A plain file relabelled: the same positions in the same order, new
+/// scores.
+#[test]
+fn a_plain_file_relabelled_keeps_its_positions() {
+    let dir = TempDir::new("relabel-plain");
+    let kbz = dir.path("old.kbz");
+    let (code, _, err) =
+        kibitz(&["annotate", s(&sample()), "-o", s(&kbz), "--quiet", "--depth", "3"]);
+    assert_eq!(code, 0, "{err}");
+    let before = dir.path("before.plain");
+    let (code, _, err) = kibitz(&["export", s(&kbz), "--format", "plain", "-o", s(&before)]);
+    assert_eq!(code, 0, "{err}");
+    let relabelled = dir.path("new.kbz");
+    let (code, text, err) =
+        kibitz(&["annotate", s(&before), "-o", s(&relabelled), "--quiet", "--depth", "5"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("plain scores") && text.contains("0 failed"), "{text}");
+    let (_, after, _) = kibitz(&["export", s(&relabelled), "--format", "plain"]);
+    let field = |text: &str, key: &str| -> Vec<String> {
+        text.lines().filter(|l| l.starts_with(key)).map(String::from).collect()
+    };
+    let before = std::fs::read_to_string(&before).unwrap();
+    assert_eq!(field(&before, "fen "), field(&after, "fen "));
+    let changed = field(&before, "score ")
+        .iter()
+        .zip(field(&after, "score "))
+        .filter(|(a, b)| **a != *b)
+        .count();
+    assert!(changed > field(&before, "score ").len() / 4, "{changed}");
+}

@@ -1,9 +1,11 @@
 //! Relabelling: the positions a data set already labels, labelled again by
 //! another labeller (the built-in search with or without a net, or an
 //! engine), the games kept as chains so that the output stays as compact as
-//! the input. Inputs are `.kbz` files and Stockfish binpack files (whose
-//! chains become games); the output is a `.kbz` whose header names both the
-//! new labeller and the old one.
+//! the input. Inputs are `.kbz` files, Stockfish binpack files (whose
+//! chains become games) and Stockfish plain files (whose records chain when
+//! one's move leads to the next one's position); the output is a `.kbz`
+//! whose header names both the new labeller and the old one. (EPD inputs
+//! are positions: `annotate` labels them as it does any EPD.)
 //!
 //! Each game is labelled by one worker, starting a new game for its
 //! labeller, so the output is the same bytes whatever the thread count.
@@ -56,6 +58,10 @@ pub enum RelabelInput {
     Kbz(PathBuf),
     /// A Stockfish binpack file.
     Binpack(PathBuf),
+    /// A Stockfish plain file (`fen`, `move`, `score`, `ply`, `result`,
+    /// `e`); a record whose position follows the previous one's move
+    /// continues its game.
+    Plain(PathBuf),
 }
 
 impl RelabelInput {
@@ -65,6 +71,14 @@ impl RelabelInput {
     pub fn detect(path: &Path) -> Result<Option<RelabelInput>, RecordError> {
         if path.extension().is_some_and(|e| e == "binpack") {
             return Ok(Some(RelabelInput::Binpack(path.to_path_buf())));
+        }
+        let mut head = [0u8; 4];
+        if std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && &head == b"fen "
+        {
+            return Ok(Some(RelabelInput::Plain(path.to_path_buf())));
         }
         let kbz = KbzReader::open(path).map(|_| RelabelInput::Kbz(path.to_path_buf()));
         if path.extension().is_some_and(|e| e == "kbz") {
@@ -87,6 +101,7 @@ impl RelabelInput {
                 format!("{}: {what}{net}", p.display())
             }
             RelabelInput::Binpack(p) => format!("{}: binpack scores", p.display()),
+            RelabelInput::Plain(p) => format!("{}: plain scores", p.display()),
         })
     }
 }
@@ -165,6 +180,92 @@ pub fn binpack_games(
         Ok(Err(why)) => Err(bad(why)),
         Err(_) => Err(bad("not a readable binpack file".to_string())),
     }
+}
+
+/// The games of a Stockfish plain file (numbered from `first`): each
+/// record's position labelled with its score and its move played, a record
+/// whose position is the one the previous record's move leads to continuing
+/// that game; calls `f` with each.
+pub fn plain_games(
+    path: &Path,
+    first: u64,
+    mut f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    use std::io::BufRead;
+    let err = |line: usize, message: String| RecordError {
+        path: path.to_path_buf(),
+        offset: line as u64,
+        message: format!("line {line}: {message}"),
+    };
+    let file = std::fs::File::open(path).map_err(|e| err(0, e.to_string()))?;
+    let mut games = 0u64;
+    // The game being read, and its position after its last move.
+    let mut current: Option<(Position, GameRecord)> = None;
+    let (mut fen, mut mv, mut score, mut result) = (None, None, None, None);
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| err(n + 1, e.to_string()))?;
+        let (key, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        match key {
+            "fen" => fen = Some(value.to_string()),
+            "move" => mv = Some(value.trim().to_string()),
+            "score" => score = value.trim().parse::<i32>().ok(),
+            "result" => result = value.trim().parse::<i32>().ok(),
+            "ply" => {}
+            "e" => {
+                let (Some(text), Some(uci), Some(score), Some(result)) =
+                    (fen.take(), mv.take(), score.take(), result.take())
+                else {
+                    return Err(err(n + 1, "a record without fen, move, score or result".into()));
+                };
+                let pos = Position::from_fen(&text)
+                    .or_else(|_| Position::from_fen_960(&text))
+                    .map_err(|e| err(n + 1, format!("{text}: {e}")))?;
+                let continues = current
+                    .as_ref()
+                    .is_some_and(|(after, _)| after.key() == pos.key() && after.fen() == pos.fen());
+                if !continues {
+                    if let Some((_, done)) = current.take() {
+                        f(done);
+                        games += 1;
+                    }
+                    let white =
+                        if pos.side_to_move() == crate::Color::White { result } else { -result };
+                    let record = GameRecord::new(
+                        first + games,
+                        PackedBoard::pack(&pos),
+                        (white.signum() + 1) as u8,
+                        Default::default(),
+                        Vec::new(),
+                    );
+                    current = Some((pos.clone(), record));
+                }
+                let (after, record) = current.as_mut().expect("a game in progress");
+                let m = after
+                    .parse_uci(&uci)
+                    .ok()
+                    .filter(|&m| !m.is_null() && after.is_legal(m))
+                    .ok_or_else(|| err(n + 1, format!("{uci} is not legal in {text}")))?;
+                let index =
+                    move_index(after, m).ok_or_else(|| err(n + 1, "a move out of range".into()))?;
+                record.labels.push(Label {
+                    ply: record.moves.len().min(u16::MAX as usize) as u16,
+                    score: label_score(score),
+                    best: index,
+                    depth: 0,
+                    pv: Pv::default(),
+                    alternatives: Alternatives::default(),
+                });
+                record.moves.push(index);
+                after.do_move(m);
+            }
+            _ => return Err(err(n + 1, format!("not a plain record line: {line:?}"))),
+        }
+    }
+    if let Some((_, done)) = current.take() {
+        f(done);
+        games += 1;
+    }
+    Ok(games)
 }
 
 /// Counts of one worker's games.
@@ -320,6 +421,20 @@ pub fn relabel(
                                 }
                             }
                         }
+                    }
+                    RelabelInput::Plain(p) => {
+                        let mut stopped = false;
+                        let n = plain_games(p, index, |g| {
+                            if stopped {
+                                return;
+                            }
+                            pending.push(g);
+                            if pending.len() >= block_games {
+                                stopped = !send(std::mem::take(&mut pending), &mut batch);
+                            }
+                        })
+                        .map_err(AnnotateError::Input)?;
+                        index += n;
                     }
                     RelabelInput::Binpack(p) => {
                         let mut stopped = false;
