@@ -7,7 +7,8 @@
 //! * `san`: bytes as SAN and UCI on a set of positions; an accepted move is
 //!   legal;
 //! * `pgn`: bytes as a PGN chunk through the whole replay path, keys
-//!   verified after every move (`--verify keys`);
+//!   and every other incremental field verified after every move
+//!   (`--verify full`);
 //! * `kbz`: `.kbz` files from a real one, mutated as bytes and inside their
 //!   frames (decompressed, mutated, recompressed with a valid checksum, so
 //!   the mutation reaches the decoder), read, walked and exported to every
@@ -446,7 +447,7 @@ fn target_san(input: &[u8]) -> u64 {
 
 fn target_pgn(input: &[u8]) -> u64 {
     let mut replayer =
-        Replayer::new(ReplayOptions { verify: Verify::Keys, keys: true, annotations: true });
+        Replayer::new(ReplayOptions { verify: Verify::Full, keys: true, annotations: true });
     let out = replayer.replay_pgn_chunk(input, 0, 0);
     // Key lines cover exactly the replayed positions.
     let lines = out.key_lines.iter().filter(|&&b| b == b'\n').count() as u64;

@@ -180,6 +180,11 @@ pub struct AnnotateArgs {
     /// its score (the built-in search, or the engine's MultiPV).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
     multipv: u32,
+    /// What to check after every move of the games read, as `replay
+    /// --verify` does (a game that fails is annotated up to that move and
+    /// reported).
+    #[arg(long, value_enum, default_value_t = super::replay::VerifyArg::None)]
+    verify: super::replay::VerifyArg,
     /// Plies skipped at the start of each game.
     #[arg(long, default_value_t = 8)]
     skip_plies: u32,
@@ -416,6 +421,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         pv_plies: args.pv.unwrap_or(if analysis { 12 } else { 0 }),
         filter: args.filters.filter()?,
         multipv: args.multipv,
+        verify: args.verify.into(),
     };
     let mode = match (args.resume, args.force) {
         (true, _) => OutputMode::Resume,

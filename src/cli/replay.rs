@@ -62,14 +62,18 @@ pub struct ReplayArgs {
 }
 
 /// `--verify`.
-#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum VerifyArg {
     /// Replay only.
     None,
-    /// After every move, every incremental field equals its from-scratch
-    /// value.
+    /// After every move, the Polyglot key, the pawn key and the material
+    /// key equal their from-scratch values.
     Keys,
-    /// Keys, and each game unwound to its start must equal the start.
+    /// After every move, every incremental field of the position's state
+    /// (checkers, pins, check squares, scores, keys...) equals its
+    /// from-scratch value.
+    Full,
+    /// Full, and each game unwound to its start must equal the start.
     Undo,
 }
 
@@ -78,6 +82,7 @@ impl From<VerifyArg> for Verify {
         match v {
             VerifyArg::None => Verify::None,
             VerifyArg::Keys => Verify::Keys,
+            VerifyArg::Full => Verify::Full,
             VerifyArg::Undo => Verify::Undo,
         }
     }

@@ -27,7 +27,7 @@ use crate::{
         source::{Chunk, Format},
     },
     pipeline::replay::{
-        RejectKind, Rejected, VariantKind, bad_token_reject, set_start_position, unplayable,
+        RejectKind, Rejected, VariantKind, Verify, bad_token_reject, set_start_position, unplayable,
         variant_kind,
     },
     record::{
@@ -396,6 +396,8 @@ pub struct Worker<L: Labeller> {
     at: (usize, u64),
     /// Set from outside (SIGINT, SIGTERM) to abandon the chunk in hand.
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    /// What to check after every move of a game.
+    verify: Verify,
 }
 
 impl<L: Labeller> Worker<L> {
@@ -415,7 +417,16 @@ impl<L: Labeller> Worker<L> {
             inputs,
             at: (0, 0),
             cancel: None,
+            verify: Verify::None,
         }
+    }
+
+    /// Makes the worker check every game's positions at this level after
+    /// every move (and, with [`Verify::Undo`], unwind each game to its
+    /// start): a game that fails is annotated up to the move and reported.
+    pub fn verify(mut self, verify: Verify) -> Self {
+        self.verify = verify;
+        self
     }
 
     /// Makes the worker abandon its chunk, between two positions, once
@@ -683,6 +694,7 @@ impl<L: Labeller> Worker<L> {
         let mut keys = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;
         let start_fen = pos.fen();
+        let start_pos = (self.verify == Verify::Undo).then(|| pos.clone());
         let mut made: Vec<Move> = Vec::with_capacity(game.moves.len());
         for ply in 0..=game.moves.len() {
             if self.cancelled() {
@@ -741,6 +753,39 @@ impl<L: Labeller> Worker<L> {
             record.moves.push(i);
             made.push(m);
             pos.do_move(m);
+            if let Err(field) = self.verify.check(&pos) {
+                out.stats.rejected += 1;
+                out.rejected.push(Rejected::in_game(
+                    self.at.0,
+                    index,
+                    game,
+                    ply as u32 + 1,
+                    game.token(ply).and_then(Result::ok).map(|s| s.to_string()).unwrap_or_default(),
+                    RejectKind::VerifyFailed,
+                    format!("incremental {field} differs from its from-scratch value after this move"),
+                ));
+                // The positions after a broken state are not labelled.
+                made.clear();
+                break;
+            }
+        }
+        if self.verify == Verify::Undo && !made.is_empty() {
+            let mut back = pos.clone();
+            for &m in made.iter().rev() {
+                back.undo_move(m);
+            }
+            if Some(&back) != start_pos.as_ref() {
+                out.stats.rejected += 1;
+                out.rejected.push(Rejected::in_game(
+                    self.at.0,
+                    index,
+                    game,
+                    0,
+                    String::new(),
+                    RejectKind::VerifyFailed,
+                    "unwinding the game did not restore its start position".into(),
+                ));
+            }
         }
         self.collect_failures(index, out);
         out.records.push(Annotated { record, labels, keys });

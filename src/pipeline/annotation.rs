@@ -36,7 +36,7 @@ use crate::{
             Worker, input_infos,
         },
         engine::{EngineConfig, EngineError, EngineLabeller},
-        replay::Rejected,
+        replay::{Rejected, Verify},
         run::{self, Event, PipelineConfig},
     },
     record::{
@@ -118,6 +118,8 @@ pub struct Settings {
     pub filter: GameFilter,
     /// Moves searched per position, best first (1 to [`MAX_MULTIPV`]).
     pub multipv: u32,
+    /// What to check after every move of the games read.
+    pub verify: Verify,
 }
 
 impl Default for Settings {
@@ -148,6 +150,7 @@ impl Default for Settings {
             pv_plies: 0,
             filter: GameFilter::default(),
             multipv: 1,
+            verify: Verify::None,
         }
     }
 }
@@ -579,6 +582,7 @@ impl Annotation {
                 || {
                     Worker::new(make_labeller(), options.clone(), resume_from, names.clone())
                         .cancel_on(interrupt.clone())
+                        .verify(settings.verify)
                 },
                 |worker, chunk| worker.chunk(chunk),
                 |event| {

@@ -35,12 +35,39 @@ use crate::{
 pub enum Verify {
     /// Replay only.
     None,
-    /// After every move, every incremental field equals its from-scratch
-    /// value.
+    /// After every move, the Polyglot key, the pawn key and the material
+    /// key equal their from-scratch values.
     #[default]
     Keys,
-    /// Keys, and each game unwound to its start must equal the start.
+    /// After every move, every incremental field of the state (keys,
+    /// checkers, blockers, pinners, check squares, piece-square score,
+    /// material, en-passant square, castling rights) and the board's
+    /// representations agree with a from-scratch computation.
+    Full,
+    /// Full, and each game unwound to its start must equal the start.
     Undo,
+}
+
+impl Verify {
+    /// Checks `pos` at this level (nothing for [`Verify::None`]).
+    #[inline]
+    pub fn check(self, pos: &Position) -> Result<(), crate::chess::position::StateField> {
+        match self {
+            Verify::None => Ok(()),
+            Verify::Keys => pos.verify_keys(),
+            Verify::Full | Verify::Undo => pos.verify_state(),
+        }
+    }
+
+    /// The level's name, as the command line writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Verify::None => "none",
+            Verify::Keys => "keys",
+            Verify::Full => "full",
+            Verify::Undo => "undo",
+        }
+    }
 }
 
 /// Why a game was rejected.
@@ -278,6 +305,10 @@ pub struct Replayer {
     made: Vec<Move>,
     pos: Position,
     startpos: Position,
+    /// For tests: corrupt this key after this ply of this game (of the
+    /// chunk), as a bug in `do_move` would.
+    #[cfg(test)]
+    corrupt: Option<(u64, u32, crate::chess::position::StateField)>,
 }
 
 impl Replayer {
@@ -288,6 +319,8 @@ impl Replayer {
             made: Vec::with_capacity(512),
             pos: Position::startpos(),
             startpos: Position::startpos(),
+            #[cfg(test)]
+            corrupt: None,
         }
     }
 
@@ -327,7 +360,9 @@ impl Replayer {
             }
             return;
         }
-        let Replayer { options, made, pos, startpos } = self;
+        #[cfg(test)]
+        let corrupt = self.corrupt;
+        let Replayer { options, made, pos, startpos, .. } = self;
         if let Err(e) = set_start_position(game, pos, startpos) {
             reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
             if options.keys {
@@ -378,9 +413,14 @@ impl Replayer {
             }
             made.push(m);
             out.plies += 1;
-            if options.verify != Verify::None
-                && let Err(field) = pos.verify_state()
+            #[cfg(test)]
+            if let Some((g, p, field)) = corrupt
+                && g == local
+                && p == ply
             {
+                pos.corrupt_key(field);
+            }
+            if let Err(field) = options.verify.check(pos) {
                 reject(
                     out,
                     ply,
@@ -455,9 +495,7 @@ impl Replayer {
                     if pos.is_chess960() {
                         out.chess960_games += 1;
                     }
-                    if self.options.verify != Verify::None
-                        && let Err(field) = pos.verify_state()
-                    {
+                    if let Err(field) = self.options.verify.check(&pos) {
                         out.rejected.push(Rejected::at(
                             file,
                             local,
@@ -500,5 +538,58 @@ impl std::fmt::Write for KeyWriter<'_> {
     fn write_str(&mut self, s: &str) -> std::fmt::Result {
         self.0.extend_from_slice(s.as_bytes());
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::chess::position::StateField;
+
+    const GAMES: &[u8] = b"[Event \"a\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *\n\n\
+        [Event \"b\"]\n\n1. d4 d5 2. c4 dxc4 3. e3 b5 4. a4 c6 *\n\n\
+        [Event \"c\"]\n\n1. c4 e5 *\n";
+
+    /// A key corrupted in the incremental state (as a bug in `do_move`
+    /// would leave it) is caught by `keys`, `full` and `undo` at the game
+    /// and ply where it happened, named, and the game's other plies are
+    /// not replayed; `none` lets it pass.
+    #[test]
+    fn each_corrupted_key_is_reported_with_its_game_and_ply() {
+        let second_game = GAMES.windows(12).position(|w| w == b"[Event \"b\"]\n").unwrap() as u64;
+        for field in [StateField::Key, StateField::PawnKey, StateField::MaterialKey] {
+            for verify in [Verify::Keys, Verify::Full, Verify::Undo] {
+                let mut replayer = Replayer::new(ReplayOptions { verify, ..Default::default() });
+                replayer.corrupt = Some((1, 6, field));
+                let out = replayer.replay_pgn_chunk(GAMES, 1000, 0);
+                assert_eq!(out.games, 3);
+                let caught: Vec<_> =
+                    out.rejected.iter().filter(|r| r.kind == RejectKind::VerifyFailed).collect();
+                assert!(!caught.is_empty(), "{verify:?} missed a corrupted {field}");
+                let r = caught[0];
+                assert_eq!((r.local_game, r.ply, r.offset), (1, 6, 1000 + second_game));
+                assert_eq!(r.san, "b5");
+                assert_eq!(r.event, "b");
+                assert!(r.reason.contains(&field.to_string()), "{}", r.reason);
+                // The game stops there: 6 plies of game b, all of a and c.
+                assert_eq!(out.plies, 6 + 6 + 2, "{verify:?} {field}");
+            }
+            let mut replayer =
+                Replayer::new(ReplayOptions { verify: Verify::None, ..Default::default() });
+            replayer.corrupt = Some((1, 6, field));
+            let out = replayer.replay_pgn_chunk(GAMES, 0, 0);
+            assert!(out.rejected.is_empty(), "none checks nothing");
+            assert_eq!(out.plies, 6 + 8 + 2);
+        }
+    }
+
+    /// Without a corruption every level passes every game.
+    #[test]
+    fn every_level_passes_sound_games() {
+        for verify in [Verify::None, Verify::Keys, Verify::Full, Verify::Undo] {
+            let mut replayer = Replayer::new(ReplayOptions { verify, ..Default::default() });
+            let out = replayer.replay_pgn_chunk(GAMES, 0, 0);
+            assert_eq!((out.games, out.plies, out.rejected.len()), (3, 16, 0), "{verify:?}");
+        }
     }
 }

@@ -245,6 +245,63 @@ impl Position {
         Ok(())
     }
 
+    /// Compares the three keys with their from-scratch values: the
+    /// Polyglot key (pieces, castling rights, a capturable en-passant file,
+    /// the side to move), the pawn key and the material key, from the board
+    /// and the piece bitboards. What `replay --verify keys` runs after
+    /// every move; [`Position::verify_state`] checks every other field too.
+    pub fn verify_keys(&self) -> Result<(), StateField> {
+        let st = self.st();
+        let c = &st.copied;
+        // One pass over the occupied squares with the mailbox's piece (a
+        // loop per piece bitboard mispredicts each loop's exit; a pass over
+        // all 64 squares becomes slow gathers); the pawn key takes the
+        // pawns' terms through a mask, without a branch.
+        let mut key = 0;
+        let mut pawn_key = zobrist::NO_PAWNS;
+        for sq in self.occupied() {
+            if let Some(piece) = self.board[sq.to_usize()] {
+                let z = zobrist::piece_square(piece, sq);
+                key ^= z;
+                pawn_key ^= z & u64::from(piece.role() == Role::Pawn).wrapping_neg();
+            }
+        }
+        // The material key from each piece's count on the bitboards.
+        let material_key = Piece::ALL.iter().fold(0, |k, &piece| {
+            k ^ zobrist::material_of_count(piece, self.pieces(piece.color(), piece.role()).count())
+        });
+        key ^= zobrist::castling(c.castling_rights);
+        if let Some(ep) = self.compute_ep_square() {
+            key ^= zobrist::en_passant(ep.file());
+        }
+        if self.side_to_move == Color::White {
+            key ^= zobrist::WHITE_TO_MOVE;
+        }
+        if key != st.key {
+            return Err(StateField::Key);
+        }
+        if pawn_key != c.pawn_key {
+            return Err(StateField::PawnKey);
+        }
+        if material_key != c.material_key {
+            return Err(StateField::MaterialKey);
+        }
+        Ok(())
+    }
+
+    /// Flips a bit of one of the three keys in the current state, as a bug
+    /// in `do_move` would: for tests of the verifiers.
+    #[cfg(test)]
+    pub(crate) fn corrupt_key(&mut self, field: StateField) {
+        let st = self.states.last_mut().expect("a state");
+        match field {
+            StateField::Key => st.key ^= 1 << 17,
+            StateField::PawnKey => st.copied.pawn_key ^= 1 << 17,
+            StateField::MaterialKey => st.copied.material_key ^= 1 << 17,
+            other => panic!("corrupt_key: {other} is not a key"),
+        }
+    }
+
     /// For `piece`: its count, the xor of its square keys, the sum of its
     /// piece-square scores, and whether the mailbox disagrees on any of its
     /// squares.
@@ -351,7 +408,30 @@ pub enum StateField {
 mod tests {
     use super::*;
 
-    /// `verify_state` (what `replay --verify keys` runs after every move)
+    /// `verify_keys` names each key whose incremental value is corrupted,
+    /// passes the uncorrupted positions, and agrees with the from-scratch
+    /// functions on them.
+    #[test]
+    fn verify_keys_catches_each_corrupted_key() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "4k3/8/8/1b6/8/8/3R4/R3K2r w Q - 0 1",
+        ];
+        for fen in fens {
+            let pos = Position::from_fen(fen).unwrap();
+            assert_eq!(pos.verify_keys(), Ok(()), "{fen}");
+            assert_eq!(pos.key(), pos.compute_key(), "{fen}");
+            for field in [StateField::Key, StateField::PawnKey, StateField::MaterialKey] {
+                let mut bad = pos.clone();
+                bad.corrupt_key(field);
+                assert_eq!(bad.verify_keys(), Err(field), "{fen}");
+                assert_eq!(bad.verify_state(), Err(field), "{fen}");
+            }
+        }
+    }
+
+    /// `verify_state` (what `replay --verify full` runs after every move)
     /// must catch every kind of corruption, each under its own name, and
     /// pass the uncorrupted position.
     #[test]
