@@ -485,6 +485,140 @@ mod corpus {
         assert_eq!(got, expected);
     }
 
+    /// The shared key file's lines (comments left out), split into
+    /// (game, ply, rest of the line).
+    fn shared_key_lines() -> Vec<(u64, u64, String)> {
+        let text = zstd::decode_all(
+            std::fs::File::open(shared(
+                "polyglot/zobrist_keys_lichess-org_database_2017-05.tsv.zst",
+            ))
+            .unwrap(),
+        )
+        .unwrap();
+        String::from_utf8(text)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let mut f = l.splitn(3, '\t');
+                let game = f.next().unwrap().parse().unwrap();
+                let ply = f.next().unwrap().parse().unwrap();
+                (game, ply, f.next().unwrap().to_string())
+            })
+            .collect()
+    }
+
+    fn write_key_lines(path: &std::path::Path, lines: &[(u64, u64, String)]) {
+        let text: String = lines.iter().map(|(g, p, rest)| format!("{g}\t{p}\t{rest}\n")).collect();
+        std::fs::write(path, text).unwrap();
+    }
+
+    fn errors_of(path: &std::path::Path) -> Vec<Value> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    const LICHESS_2017: &str = "pgn/lichess/lichess-org_database_2017-05.pgn.zst";
+
+    /// The key file python-chess computed for the 2017-05 games, compressed
+    /// as shared: every one of its 21,545 positions equal.
+    #[test]
+    fn check_keys_finds_the_shared_key_file_equal() {
+        let key_file = shared("polyglot/zobrist_keys_lichess-org_database_2017-05.tsv.zst");
+        let (code, v, err) =
+            replay(&["--strict", "--check-keys", s(&key_file), s(&shared(LICHESS_2017))]);
+        assert_eq!(code, 0, "{err}");
+        let k = &v["check_keys"];
+        assert_eq!((k["compared"].as_u64(), k["matched"].as_u64()), (Some(21545), Some(21545)));
+        for field in ["mismatched", "missing_games", "extra_games", "bad_lines"] {
+            assert_eq!(k[field], 0, "{field}");
+        }
+    }
+
+    /// Three keys altered in the key file (zstd-compressed here): exactly
+    /// those three reported, with game, ply and byte offset, on standard
+    /// error and in the --errors file; --strict exits 2.
+    #[test]
+    fn check_keys_reports_exactly_the_altered_keys() {
+        let dir = TempDir::new("corpus-check-keys");
+        let mut lines = shared_key_lines();
+        let altered = [(5u64, 10u64), (150, 0), (298, 59)];
+        for (g, p) in altered {
+            let line = lines.iter_mut().find(|l| (l.0, l.1) == (g, p)).expect("a line");
+            let key = u64::from_str_radix(&line.2[..16], 16).unwrap() ^ 0x0100_0000_0000_0001;
+            line.2 = format!("{key:016x}{}", &line.2[16..]);
+        }
+        let plain = dir.path("keys.tsv");
+        write_key_lines(&plain, &lines);
+        let zst = dir.path("keys.tsv.zst");
+        std::fs::write(&zst, zstd::encode_all(&std::fs::read(&plain).unwrap()[..], 3).unwrap())
+            .unwrap();
+        let errors = dir.path("errors.jsonl");
+        let (code, v, err) = replay(&[
+            "--strict",
+            "--check-keys",
+            s(&zst),
+            "--errors",
+            s(&errors),
+            s(&shared(LICHESS_2017)),
+        ]);
+        assert_eq!(code, 2, "{err}");
+        assert_eq!(v["check_keys"]["mismatched"], 3);
+        assert_eq!(v["check_keys"]["compared"], 21545);
+        let found: Vec<(u64, u64)> = errors_of(&errors)
+            .iter()
+            .map(|e| {
+                assert_eq!(e["kind"], "mismatch");
+                assert!(e["offset"].as_u64().is_some() && e["fen"].as_str().is_some());
+                assert_ne!(e["expected"], e["found"]);
+                (e["game"].as_u64().unwrap(), e["ply"].as_u64().unwrap())
+            })
+            .collect();
+        assert_eq!(found, altered);
+        assert_eq!(err.lines().filter(|l| l.contains("key file has")).count(), 3, "{err}");
+        assert!(err.contains("game 150 at byte "), "{err}");
+    }
+
+    /// A game taken out of the key file and one added past the database's
+    /// end: each reported as such, every other position still compared.
+    #[test]
+    fn check_keys_reports_missing_and_extra_games_and_goes_on() {
+        let dir = TempDir::new("corpus-check-keys-games");
+        let lines = shared_key_lines();
+        let game_100 = lines.iter().filter(|l| l.0 == 100).count() as u64;
+        let mut changed: Vec<_> = lines.iter().filter(|l| l.0 != 100).cloned().collect();
+        changed.extend(lines.iter().filter(|l| l.0 == 1).map(|(_, p, r)| (299, *p, r.clone())));
+        let game_1 = lines.iter().filter(|l| l.0 == 1).count() as u64;
+        let path = dir.path("keys.tsv");
+        write_key_lines(&path, &changed);
+        let errors = dir.path("errors.jsonl");
+        let (code, v, err) =
+            replay(&["--check-keys", s(&path), "--errors", s(&errors), s(&shared(LICHESS_2017))]);
+        assert_eq!(code, 0, "{err}");
+        let k = &v["check_keys"];
+        assert_eq!(k["missing_games"], 1);
+        assert_eq!(k["extra_games"], 1);
+        assert_eq!(k["mismatched"], 0);
+        assert_eq!(k["compared"].as_u64(), Some(21545 - game_100));
+        let e = errors_of(&errors);
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert_eq!(
+            (e[0]["kind"].as_str(), e[0]["game"].as_u64()),
+            (Some("missing_game"), Some(100))
+        );
+        assert_eq!(e[0]["positions"].as_u64(), Some(game_100));
+        assert_eq!((e[1]["kind"].as_str(), e[1]["game"].as_u64()), (Some("extra_game"), Some(299)));
+        assert_eq!(e[1]["positions"].as_u64(), Some(game_1));
+        assert!(err.contains("game 100 at byte ") && err.contains("missing from the key file"));
+        // --strict makes the difference an exit code.
+        let (code, _, _) =
+            replay(&["--strict", "--check-keys", s(&path), s(&shared(LICHESS_2017))]);
+        assert_eq!(code, 2);
+    }
+
     #[test]
     fn multiframe_equals_single_frame_and_threads_agree() {
         let dir = TempDir::new("corpus-frames");

@@ -131,6 +131,20 @@ impl RejectReport {
         Ok(())
     }
 
+    /// Writes one more JSON line to the `--errors` file, if there is one
+    /// (what is shown on standard error is the caller's).
+    pub fn add_line(&mut self, value: &serde_json::Value) -> io::Result<()> {
+        if let Some(out) = self.out.as_mut() {
+            writeln!(out, "{value}")?;
+        }
+        Ok(())
+    }
+
+    /// Whether an `--errors` file is written.
+    pub fn has_file(&self) -> bool {
+        self.out.is_some() || self.file.is_some()
+    }
+
     /// Flushes the `--errors` file and says how many were not shown.
     pub fn finish(self) -> Result<()> {
         if let Some(mut out) = self.out {

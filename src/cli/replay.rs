@@ -3,7 +3,7 @@
 
 use std::{
     fs::File,
-    io::{self, BufWriter, Write},
+    io::{self, BufRead, BufWriter, Write},
     path::PathBuf,
     process::ExitCode,
 };
@@ -16,12 +16,15 @@ use kibitz::{
     io::source::Format,
     pipeline::{
         database::{Replay, ReplaySettings, ReplaySink},
+        keycheck::{KeyChecker, KeyDiff, open_key_file},
         replay::{Rejected, Verify},
         stats::Summary,
     },
 };
 
-use crate::cli::common::{RejectReport, create_output, default_threads, input_bytes, progress_bar};
+use crate::cli::common::{
+    REJECTS_SHOWN, RejectReport, create_output, default_threads, input_bytes, progress_bar,
+};
 
 /// Arguments of `kibitz replay`.
 #[derive(Args, Debug)]
@@ -53,7 +56,15 @@ pub struct ReplayArgs {
     /// position to FILE; games are numbered from 1 across all inputs.
     #[arg(long, value_name = "FILE")]
     keys: Option<PathBuf>,
-    /// Exit with code 2 if any game was rejected.
+    /// Compare every position's Polyglot key with those in FILE, a key
+    /// file in the `--keys` layout (game, ply, key, FEN; plain, zstd or
+    /// gzip) written by another tool or an earlier run: each key that
+    /// differs, and each game the file lacks or has beyond the database, is
+    /// reported (the first ten on standard error, all with `--errors`).
+    #[arg(long, value_name = "FILE")]
+    check_keys: Option<PathBuf>,
+    /// Exit with code 2 if any game was rejected or any key differs from
+    /// the `--check-keys` file.
     #[arg(long)]
     strict: bool,
     /// No progress bar.
@@ -106,11 +117,60 @@ impl From<FormatArg> for Format {
     }
 }
 
-/// A sink that writes the `--keys` and `--errors` files and draws the bar.
+/// A sink that writes the `--keys` and `--errors` files, checks the
+/// `--check-keys` file and draws the bar.
 struct Reports {
     keys: Option<BufWriter<File>>,
+    check: Option<KeyCheck>,
     rejects: RejectReport,
     bar: ProgressBar,
+}
+
+/// `--check-keys`: the key file streamed beside the replay.
+struct KeyCheck {
+    name: String,
+    checker: KeyChecker<Box<dyn BufRead + Send>>,
+    /// Differences (and unreadable lines) shown on standard error so far.
+    shown: u64,
+    reported: u64,
+}
+
+impl KeyCheck {
+    fn report(
+        &mut self,
+        rejects: &mut RejectReport,
+        bar: &ProgressBar,
+        diff: KeyDiff,
+    ) -> io::Result<()> {
+        self.reported += 1;
+        if self.shown < REJECTS_SHOWN {
+            self.shown += 1;
+            bar.suspend(|| eprintln!("kibitz: --check-keys {}: {}", self.name, diff.describe()));
+        }
+        let mut value = serde_json::to_value(&diff).unwrap_or(serde_json::Value::Null);
+        if let serde_json::Value::Object(map) = &mut value {
+            map.insert("key_file".into(), self.name.clone().into());
+        }
+        rejects.add_line(&value)
+    }
+
+    /// Runs `f` on the checker with a reporter writing to `rejects`.
+    fn with<T>(
+        &mut self,
+        rejects: &mut RejectReport,
+        bar: &ProgressBar,
+        f: impl FnOnce(
+            &mut KeyChecker<Box<dyn BufRead + Send>>,
+            &mut dyn FnMut(KeyDiff),
+        ) -> io::Result<T>,
+    ) -> io::Result<T> {
+        let mut pending = Vec::new();
+        let out = f(&mut self.checker, &mut |d| pending.push(d));
+        for diff in pending {
+            self.report(rejects, bar, diff)?;
+        }
+        out
+    }
 }
 
 impl ReplaySink for Reports {
@@ -138,10 +198,24 @@ impl ReplaySink for Reports {
         self.rejects.add(&self.bar, file, game_in_file, game, r)
     }
 
-    fn key_line(&mut self, game: u64, line: &[u8]) -> io::Result<()> {
+    fn key_line(&mut self, game: u64, offset: u64, line: &[u8]) -> io::Result<()> {
         if let Some(out) = self.keys.as_mut() {
             write!(out, "{game}\t")?;
             out.write_all(line)?;
+        }
+        if let Some(check) = self.check.as_mut() {
+            // Our own line: `ply, key, FEN`.
+            let text = std::str::from_utf8(line).map_err(io::Error::other)?;
+            let mut fields = text.trim_end().splitn(3, '\t');
+            let (Some(ply), Some(key), Some(fen)) = (fields.next(), fields.next(), fields.next())
+            else {
+                return Err(io::Error::other(format!("malformed key line {text:?}")));
+            };
+            let ply: u32 = ply.parse().map_err(io::Error::other)?;
+            let key = u64::from_str_radix(key, 16).map_err(io::Error::other)?;
+            check.with(&mut self.rejects, &self.bar, |checker, report| {
+                checker.position(game, offset, ply, key, fen, report)
+            })?;
         }
         Ok(())
     }
@@ -162,38 +236,111 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     {
         anyhow::bail!("--keys and --errors name the same file {}", keys.display());
     }
+    if let Some(check) = &args.check_keys {
+        for (flag, out) in [("--keys", &args.keys), ("--errors", &args.errors)] {
+            if let Some(out) = out
+                && super::same_file(check, out)
+            {
+                anyhow::bail!("--check-keys and {flag} name the same file {}", check.display());
+            }
+        }
+    }
+    let check = args
+        .check_keys
+        .as_ref()
+        .map(|path| -> Result<KeyCheck> {
+            let reader = open_key_file(path)
+                .with_context(|| format!("--check-keys: cannot read {}", path.display()))?;
+            Ok(KeyCheck {
+                name: path.display().to_string(),
+                checker: KeyChecker::new(reader),
+                shown: 0,
+                reported: 0,
+            })
+        })
+        .transpose()?;
     let settings = ReplaySettings {
         format: args.format.map(Format::from),
         threads: args.threads.unwrap_or_else(default_threads).max(1),
         verify: args.verify.into(),
-        keys: args.keys.is_some(),
+        keys: args.keys.is_some() || args.check_keys.is_some(),
         max_bytes: args.max_bytes,
     };
     let mut reports = Reports {
         keys: args.keys.as_ref().map(create_output).transpose()?,
+        check,
         rejects: RejectReport::open(args.errors.as_ref())?,
         bar: progress_bar(input_bytes(&args.inputs), args.quiet),
     };
     reports.rejects.start(0)?;
     let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
     reports.bar.finish_and_clear();
-    let summary = summary.context("writing the --keys or --errors file")?;
+    let summary =
+        summary.context("writing the --keys or --errors file, or reading --check-keys")?;
     if let Some(mut out) = reports.keys {
         out.flush().context("writing the --keys file")?;
     }
+    let key_check = match reports.check.take() {
+        Some(mut check) => {
+            let checker =
+                std::mem::replace(&mut check.checker, KeyChecker::new(Box::new(io::empty())));
+            let mut pending = Vec::new();
+            let done = checker.finish(&mut |d| pending.push(d));
+            for diff in pending {
+                check.report(&mut reports.rejects, &reports.bar, diff)?;
+            }
+            let done = done.with_context(|| format!("--check-keys: reading {}", check.name))?;
+            if check.reported > check.shown {
+                let hint = if reports.rejects.has_file() {
+                    "all are in the --errors file"
+                } else {
+                    "--errors FILE lists every one"
+                };
+                eprintln!(
+                    "kibitz: --check-keys {}: {} more not shown ({hint})",
+                    check.name,
+                    check.reported - check.shown
+                );
+            }
+            Some(done)
+        }
+        None => None,
+    };
     reports.rejects.finish()?;
     let mut stdout = super::stdout();
     if args.json {
-        writeln!(stdout, "{}", summary.to_json())?;
+        let mut value: serde_json::Value = serde_json::from_str(&summary.to_json())?;
+        if let (Some(k), serde_json::Value::Object(map)) = (&key_check, &mut value) {
+            map.insert("check_keys".into(), serde_json::to_value(k)?);
+        }
+        writeln!(stdout, "{value}")?;
     } else {
         writeln!(stdout, "{summary}")?;
+        if let Some(k) = &key_check {
+            writeln!(
+                stdout,
+                "key file  {} positions compared, {} equal, {} differ; games missing from it {}, \
+                 games only in it {}; positions missing {}, extra {}; unreadable lines {}",
+                k.compared,
+                k.matched,
+                k.mismatched,
+                k.missing_games,
+                k.extra_games,
+                k.missing_positions,
+                k.extra_positions,
+                k.bad_lines
+            )?;
+        }
     }
-    // 2: --strict and a game was rejected; 1: an input could not be read
-    // whole (missing, binary, broken compression, cut short); the summary
-    // covers everything that could be read either way.
-    Ok(if args.strict && summary.rejected_games > 0 {
+    let keys_differ = key_check.is_some_and(|k| k.differs());
+    let key_file_unreadable = key_check.is_some_and(|k| k.bad_lines > 0);
+    // 2: --strict and a game was rejected or a key differs from the key
+    // file; 1: an input could not be read whole (missing, binary, broken
+    // compression, cut short) or the key file had unreadable lines; the
+    // summary covers everything that could be read either way.
+    Ok(if args.strict && (summary.rejected_games > 0 || keys_differ) {
         ExitCode::from(2)
-    } else if summary.input_errors > 0 {
+    } else if summary.input_errors > 0 || key_file_unreadable {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -27,8 +27,8 @@ use crate::{
         source::{Chunk, Format},
     },
     pipeline::replay::{
-        RejectKind, Rejected, VariantKind, Verify, bad_token_reject, set_start_position, unplayable,
-        variant_kind,
+        RejectKind, Rejected, VariantKind, Verify, bad_token_reject, set_start_position,
+        unplayable, variant_kind,
     },
     record::{
         chain::walk,
@@ -762,7 +762,9 @@ impl<L: Labeller> Worker<L> {
                     ply as u32 + 1,
                     game.token(ply).and_then(Result::ok).map(|s| s.to_string()).unwrap_or_default(),
                     RejectKind::VerifyFailed,
-                    format!("incremental {field} differs from its from-scratch value after this move"),
+                    format!(
+                        "incremental {field} differs from its from-scratch value after this move"
+                    ),
                 ));
                 // The positions after a broken state are not labelled.
                 made.clear();

@@ -89,9 +89,9 @@ pub trait ReplaySink {
         Ok(())
     }
     /// With [`ReplaySettings::keys`]: one position of game `game` (numbered
-    /// from 1 across all inputs) as `ply, Polyglot key, FEN`, tab-separated,
-    /// ending in a line feed.
-    fn key_line(&mut self, _game: u64, _line: &[u8]) -> io::Result<()> {
+    /// from 1 across all inputs, at byte `offset` of its input's text) as
+    /// `ply, Polyglot key, FEN`, tab-separated, ending in a line feed.
+    fn key_line(&mut self, _game: u64, _offset: u64, _line: &[u8]) -> io::Result<()> {
         Ok(())
     }
 }
@@ -176,9 +176,9 @@ impl Replay {
                         summary.add(file, &result);
                         let reported = (|| -> io::Result<()> {
                             let mut lines = result.key_lines.split_inclusive(|&b| b == b'\n');
-                            for (g, &count) in result.key_line_counts.iter().enumerate() {
+                            for (g, &(count, offset)) in result.key_line_counts.iter().enumerate() {
                                 for line in lines.by_ref().take(count as usize) {
-                                    sink.key_line(game_base + g as u64 + 1, line)?;
+                                    sink.key_line(game_base + g as u64 + 1, offset, line)?;
                                 }
                             }
                             for r in &result.rejected {
@@ -239,7 +239,7 @@ mod tests {
     struct Keys(Vec<(u64, Vec<u8>)>);
 
     impl ReplaySink for Keys {
-        fn key_line(&mut self, game: u64, line: &[u8]) -> io::Result<()> {
+        fn key_line(&mut self, game: u64, _: u64, line: &[u8]) -> io::Result<()> {
             self.0.push((game, line.to_vec()));
             Ok(())
         }
@@ -271,7 +271,7 @@ mod tests {
     struct Failing;
 
     impl ReplaySink for Failing {
-        fn key_line(&mut self, _: u64, _: &[u8]) -> io::Result<()> {
+        fn key_line(&mut self, _: u64, _: u64, _: &[u8]) -> io::Result<()> {
             Err(io::Error::other("disk full"))
         }
     }

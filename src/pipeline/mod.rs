@@ -8,6 +8,7 @@ pub mod annotate;
 pub mod annotation;
 pub mod database;
 pub mod engine;
+pub mod keycheck;
 pub mod relabel;
 pub mod replay;
 pub mod run;

@@ -241,8 +241,9 @@ pub struct ChunkOutcome {
     pub chess960_games: u64,
     /// With keys on: for each game, its lines `ply\tkey\tFEN\n` ...
     pub key_lines: Vec<u8>,
-    /// ... and how many lines each game has (game order).
-    pub key_line_counts: Vec<u32>,
+    /// ... and, for each game (game order), how many lines it has and its
+    /// byte offset.
+    pub key_line_counts: Vec<(u32, u64)>,
 }
 
 /// What a `[Variant]` tag asks for.
@@ -356,7 +357,7 @@ impl Replayer {
         if variant == VariantKind::Other {
             *out.skipped_variants.entry(lossy(&game.variant)).or_default() += 1;
             if self.options.keys {
-                out.key_line_counts.push(0);
+                out.key_line_counts.push((0, game.offset));
             }
             return;
         }
@@ -366,7 +367,7 @@ impl Replayer {
         if let Err(e) = set_start_position(game, pos, startpos) {
             reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
             if options.keys {
-                out.key_line_counts.push(0);
+                out.key_line_counts.push((0, game.offset));
             }
             return;
         }
@@ -473,7 +474,7 @@ impl Replayer {
             }
         }
         if options.keys {
-            out.key_line_counts.push(key_count);
+            out.key_line_counts.push((key_count, game.offset));
         }
     }
 
@@ -506,7 +507,7 @@ impl Replayer {
                     }
                     if self.options.keys {
                         push_key_line(&mut out, &pos, 0);
-                        out.key_line_counts.push(1);
+                        out.key_line_counts.push((1, line_offset));
                     }
                 }
                 Err(e) => {
@@ -518,7 +519,7 @@ impl Replayer {
                         e,
                     ));
                     if self.options.keys {
-                        out.key_line_counts.push(0);
+                        out.key_line_counts.push((0, line_offset));
                     }
                 }
             }
