@@ -446,8 +446,12 @@ fn target_san(input: &[u8]) -> u64 {
 }
 
 fn target_pgn(input: &[u8]) -> u64 {
-    let mut replayer =
-        Replayer::new(ReplayOptions { verify: Verify::Full, keys: true, annotations: true });
+    let mut replayer = Replayer::new(ReplayOptions {
+        verify: Verify::Full,
+        keys: true,
+        annotations: true,
+        fingerprints: true,
+    });
     let out = replayer.replay_pgn_chunk(input, 0, 0);
     // Key lines cover exactly the replayed positions.
     let lines = out.key_lines.iter().filter(|&&b| b == b'\n').count() as u64;

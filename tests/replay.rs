@@ -619,6 +619,74 @@ mod corpus {
         assert_eq!(code, 2);
     }
 
+    /// The 2016-05 games twice over, as one plain file: (its path, games
+    /// in one copy).
+    pub fn lichess_2016_twice(dir: &TempDir) -> (std::path::PathBuf, u64) {
+        let text = zstd::decode_all(
+            std::fs::File::open(shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst"))
+                .unwrap(),
+        )
+        .unwrap();
+        let path = dir.path("twice.pgn");
+        std::fs::write(&path, [&text[..], b"\n", &text[..]].concat()).unwrap();
+        (path, 4798)
+    }
+
+    /// (game, duplicate of) for each line of a --duplicates file.
+    pub fn duplicate_pairs(path: &std::path::Path) -> Vec<(u64, u64)> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let f: Vec<&str> = l.split('\t').collect();
+                assert_eq!(f.len(), 7, "{l}");
+                (f[0].parse().unwrap(), f[3].parse().unwrap())
+            })
+            .collect()
+    }
+
+    /// The 2016-05 games concatenated with themselves: every game of the
+    /// second copy is reported once, as a duplicate of an earlier game, and
+    /// the only others are the first copy's own duplicates (the same file
+    /// alone), whatever the thread count.
+    #[test]
+    fn duplicates_of_a_file_concatenated_with_itself() {
+        let dir = TempDir::new("corpus-duplicates");
+        let (twice, n) = lichess_2016_twice(&dir);
+        let once = shared("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+        let alone = dir.path("alone.tsv");
+        let (code, v, err) = replay(&["--duplicates", s(&alone), s(&once)]);
+        assert_eq!(code, 0, "{err}");
+        let within = duplicate_pairs(&alone);
+        assert_eq!(v["duplicate_games"].as_u64(), Some(within.len() as u64));
+        let mut lists = Vec::new();
+        for threads in ["1", "2"] {
+            let list = dir.path("dups.tsv");
+            let (code, v, err) =
+                replay(&["--threads", threads, "--duplicates", s(&list), s(&twice)]);
+            assert_eq!(code, 0, "{err}");
+            assert_eq!(v["games"].as_u64(), Some(2 * n));
+            let pairs = duplicate_pairs(&list);
+            assert_eq!(v["duplicate_games"].as_u64(), Some(pairs.len() as u64));
+            assert!(pairs.iter().all(|&(g, first)| first < g));
+            let second: Vec<u64> = pairs.iter().map(|p| p.0).filter(|&g| g > n).collect();
+            assert_eq!(second, (n + 1..=2 * n).collect::<Vec<_>>(), "each second-copy game once");
+            let first_copy: Vec<(u64, u64)> =
+                pairs.iter().copied().filter(|&(g, _)| g <= n).collect();
+            assert_eq!(first_copy, within);
+            // A game of the second copy duplicates its own first copy, or
+            // the game that one duplicates.
+            for &(g, first) in pairs.iter().filter(|p| p.0 > n) {
+                let own = g - n;
+                let expected = within.iter().find(|p| p.0 == own).map_or(own, |p| p.1);
+                assert_eq!(first, expected, "game {g}");
+            }
+            lists.push(std::fs::read(&list).unwrap());
+        }
+        assert_eq!(lists[0], lists[1]);
+    }
+
     #[test]
     fn multiframe_equals_single_frame_and_threads_agree() {
         let dir = TempDir::new("corpus-frames");
@@ -635,5 +703,46 @@ mod corpus {
             outputs.push(std::fs::read(&keys).unwrap());
         }
         assert!(outputs.windows(2).all(|w| w[0] == w[1]));
+    }
+}
+
+/// Against Debian's pgn-extract (`/usr/games/pgn-extract`).
+#[cfg(feature = "pgn-extract")]
+mod pgn_extract {
+    use super::*;
+    use crate::replay::corpus::{duplicate_pairs, lichess_2016_twice};
+
+    /// The games pgn-extract writes to `out`.
+    fn games_in(path: &std::path::Path) -> u64 {
+        std::fs::read_to_string(path).unwrap().lines().filter(|l| l.starts_with("[Event ")).count()
+            as u64
+    }
+
+    /// `--duplicates` finds as many duplicate games as `pgn-extract -D`
+    /// drops (its `-d FILE` writes them), on the 2016-05 games concatenated
+    /// with themselves and on the file alone.
+    #[test]
+    fn duplicates_count_as_pgn_extract_counts_them() {
+        let dir = TempDir::new("pgn-extract-duplicates");
+        let (twice, _) = lichess_2016_twice(&dir);
+        let once = dir.path("once.pgn");
+        let text = std::fs::read(&twice).unwrap();
+        std::fs::write(&once, &text[..text.len() / 2]).unwrap();
+        for input in [&twice, &once] {
+            let dropped = dir.path("dropped.pgn");
+            let kept = dir.path("kept.pgn");
+            let status = std::process::Command::new("/usr/games/pgn-extract")
+                .args(["-s", "-d", s(&dropped), "-o", s(&kept), s(input)])
+                .stderr(Stdio::null())
+                .status()
+                .expect("run /usr/games/pgn-extract");
+            assert!(status.success());
+            let list = dir.path("dups.tsv");
+            let (code, v, err) = replay(&["--duplicates", s(&list), s(input)]);
+            assert_eq!(code, 0, "{err}");
+            let ours = duplicate_pairs(&list).len() as u64;
+            assert_eq!(ours, games_in(&dropped), "{}", input.display());
+            assert_eq!(v["distinct_games"].as_u64(), Some(games_in(&kept)));
+        }
     }
 }

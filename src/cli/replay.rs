@@ -13,9 +13,10 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use kibitz::{
-    io::source::Format,
+    io::source::{Format, display_name},
     pipeline::{
         database::{Replay, ReplaySettings, ReplaySink},
+        duplicates::{DuplicateFinder, Fingerprint, GameAt},
         keycheck::{KeyChecker, KeyDiff, open_key_file},
         replay::{Rejected, Verify},
         stats::Summary,
@@ -63,6 +64,12 @@ pub struct ReplayArgs {
     /// reported (the first ten on standard error, all with `--errors`).
     #[arg(long, value_name = "FILE")]
     check_keys: Option<PathBuf>,
+    /// Write to FILE every game whose start position and moves equal an
+    /// earlier game's (whatever the tags), with the earlier game: game
+    /// numbers (from 1 across all inputs), inputs and byte offsets of both,
+    /// tab-separated; as pgn-extract's `-D` finds duplicates.
+    #[arg(long, value_name = "FILE")]
+    duplicates: Option<PathBuf>,
     /// Exit with code 2 if any game was rejected or any key differs from
     /// the `--check-keys` file.
     #[arg(long)]
@@ -122,8 +129,16 @@ impl From<FormatArg> for Format {
 struct Reports {
     keys: Option<BufWriter<File>>,
     check: Option<KeyCheck>,
+    duplicates: Option<Duplicates>,
     rejects: RejectReport,
     bar: ProgressBar,
+}
+
+/// `--duplicates`: the games seen, and the list written.
+struct Duplicates {
+    finder: DuplicateFinder,
+    out: BufWriter<File>,
+    names: Vec<String>,
 }
 
 /// `--check-keys`: the key file streamed beside the replay.
@@ -198,6 +213,30 @@ impl ReplaySink for Reports {
         self.rejects.add(&self.bar, file, game_in_file, game, r)
     }
 
+    fn fingerprint(
+        &mut self,
+        game: u64,
+        file: usize,
+        offset: u64,
+        fingerprint: Fingerprint,
+    ) -> io::Result<()> {
+        let Some(d) = self.duplicates.as_mut() else { return Ok(()) };
+        let at = GameAt { game, file: file as u32, offset };
+        if let Some(first) = d.finder.add(fingerprint, at) {
+            let name = |f: u32| d.names.get(f as usize).map_or("?", String::as_str);
+            writeln!(
+                d.out,
+                "{game}\t{}\t{offset}\t{}\t{}\t{}\t{}",
+                name(at.file),
+                first.game,
+                name(first.file),
+                first.offset,
+                fingerprint.plies
+            )?;
+        }
+        Ok(())
+    }
+
     fn key_line(&mut self, game: u64, offset: u64, line: &[u8]) -> io::Result<()> {
         if let Some(out) = self.keys.as_mut() {
             write!(out, "{game}\t")?;
@@ -225,19 +264,22 @@ impl ReplaySink for Reports {
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     // Before any file is created: an output that is an input would be
     // emptied before it is read.
-    for (flag, out) in [("--keys", &args.keys), ("--errors", &args.errors)] {
-        if let Some(out) = out {
-            super::refuse_output_over_input(out, &args.inputs)
-                .with_context(|| format!("{flag} {}", out.display()))?;
+    let outputs =
+        [("--keys", &args.keys), ("--errors", &args.errors), ("--duplicates", &args.duplicates)];
+    for (i, (flag, out)) in outputs.iter().enumerate() {
+        let Some(out) = out else { continue };
+        super::refuse_output_over_input(out, &args.inputs)
+            .with_context(|| format!("{flag} {}", out.display()))?;
+        for (other, o) in &outputs[..i] {
+            if let Some(o) = o
+                && super::same_file(out, o)
+            {
+                anyhow::bail!("{other} and {flag} name the same file {}", out.display());
+            }
         }
     }
-    if let (Some(keys), Some(errors)) = (&args.keys, &args.errors)
-        && super::same_file(keys, errors)
-    {
-        anyhow::bail!("--keys and --errors name the same file {}", keys.display());
-    }
     if let Some(check) = &args.check_keys {
-        for (flag, out) in [("--keys", &args.keys), ("--errors", &args.errors)] {
+        for (flag, out) in outputs {
             if let Some(out) = out
                 && super::same_file(check, out)
             {
@@ -264,11 +306,30 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         threads: args.threads.unwrap_or_else(default_threads).max(1),
         verify: args.verify.into(),
         keys: args.keys.is_some() || args.check_keys.is_some(),
+        fingerprints: args.duplicates.is_some(),
         max_bytes: args.max_bytes,
     };
     let mut reports = Reports {
         keys: args.keys.as_ref().map(create_output).transpose()?,
         check,
+        duplicates: args
+            .duplicates
+            .as_ref()
+            .map(|path| -> Result<Duplicates> {
+                let mut out = create_output(path)?;
+                writeln!(
+                    out,
+                    "# game\tinput\toffset\tduplicate_of\tinput\toffset\tplies (games numbered \
+                     from 1 across all inputs; offsets in bytes of each input's text)"
+                )
+                .with_context(|| format!("writing {}", path.display()))?;
+                Ok(Duplicates {
+                    finder: DuplicateFinder::default(),
+                    out,
+                    names: args.inputs.iter().map(|p| display_name(p)).collect(),
+                })
+            })
+            .transpose()?,
         rejects: RejectReport::open(args.errors.as_ref())?,
         bar: progress_bar(input_bytes(&args.inputs), args.quiet),
     };
@@ -306,16 +367,36 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    let duplicates = match reports.duplicates.take() {
+        Some(mut d) => {
+            d.out.flush().context("writing the --duplicates file")?;
+            Some((d.finder.duplicates(), d.finder.distinct()))
+        }
+        None => None,
+    };
     reports.rejects.finish()?;
     let mut stdout = super::stdout();
     if args.json {
         let mut value: serde_json::Value = serde_json::from_str(&summary.to_json())?;
-        if let (Some(k), serde_json::Value::Object(map)) = (&key_check, &mut value) {
-            map.insert("check_keys".into(), serde_json::to_value(k)?);
+        if let serde_json::Value::Object(map) = &mut value {
+            if let Some(k) = &key_check {
+                map.insert("check_keys".into(), serde_json::to_value(k)?);
+            }
+            if let Some((dups, distinct)) = duplicates {
+                map.insert("duplicate_games".into(), dups.into());
+                map.insert("distinct_games".into(), distinct.into());
+            }
         }
         writeln!(stdout, "{value}")?;
     } else {
         writeln!(stdout, "{summary}")?;
+        if let Some((dups, distinct)) = duplicates {
+            writeln!(
+                stdout,
+                "duplicates {dups} games equal an earlier game ({distinct} distinct games replayed \
+                 to their end)"
+            )?;
+        }
         if let Some(k) = &key_check {
             writeln!(
                 stdout,

@@ -36,6 +36,7 @@ use std::{io, path::PathBuf};
 use crate::{
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
+        duplicates::Fingerprint,
         replay::{Rejected, ReplayOptions, Replayer, Verify},
         run::{self, Event, PipelineConfig},
         stats::{FileSummary, Summary},
@@ -53,6 +54,8 @@ pub struct ReplaySettings {
     pub verify: Verify,
     /// Hand every position's key line to [`ReplaySink::key_line`].
     pub keys: bool,
+    /// Hand every game's fingerprint to [`ReplaySink::fingerprint`].
+    pub fingerprints: bool,
     /// Read at most this many bytes of text from each input (whole games
     /// only): a bound for endless inputs.
     pub max_bytes: Option<u64>,
@@ -65,6 +68,7 @@ impl Default for ReplaySettings {
             threads: 1,
             verify: Verify::Keys,
             keys: false,
+            fingerprints: false,
             max_bytes: None,
         }
     }
@@ -92,6 +96,18 @@ pub trait ReplaySink {
     /// from 1 across all inputs, at byte `offset` of its input's text) as
     /// `ply, Polyglot key, FEN`, tab-separated, ending in a line feed.
     fn key_line(&mut self, _game: u64, _offset: u64, _line: &[u8]) -> io::Result<()> {
+        Ok(())
+    }
+    /// With [`ReplaySettings::fingerprints`]: game `game` (numbered from 1
+    /// across all inputs), of input `file` at byte `offset`, was replayed to
+    /// its end with this fingerprint.
+    fn fingerprint(
+        &mut self,
+        _game: u64,
+        _file: usize,
+        _offset: u64,
+        _fingerprint: Fingerprint,
+    ) -> io::Result<()> {
         Ok(())
     }
 }
@@ -143,6 +159,7 @@ impl Replay {
             verify: self.settings.verify,
             keys: self.settings.keys,
             annotations: false,
+            fingerprints: self.settings.fingerprints,
         };
         let names: Vec<String> = self.inputs.iter().map(|p| display_name(p)).collect();
         let mut summary = Summary {
@@ -180,6 +197,9 @@ impl Replay {
                                 for line in lines.by_ref().take(count as usize) {
                                     sink.key_line(game_base + g as u64 + 1, offset, line)?;
                                 }
+                            }
+                            for &(local, offset, fp) in &result.fingerprints {
+                                sink.fingerprint(game_base + local + 1, file, offset, fp)?;
                             }
                             for r in &result.rejected {
                                 sink.rejected(

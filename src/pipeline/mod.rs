@@ -7,6 +7,7 @@
 pub mod annotate;
 pub mod annotation;
 pub mod database;
+pub mod duplicates;
 pub mod engine;
 pub mod keycheck;
 pub mod relabel;

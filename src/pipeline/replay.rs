@@ -27,6 +27,7 @@ use crate::{
         epd::EpdLine,
         pgn::{BadToken, BadTokenKind, GameReader, ParsedGame},
     },
+    pipeline::duplicates::Fingerprint,
 };
 
 /// How much to check while replaying.
@@ -222,6 +223,9 @@ pub struct ReplayOptions {
     pub keys: bool,
     /// Parse `[%eval]` and `[%clk]` comments.
     pub annotations: bool,
+    /// Give each game replayed to its end a [`Fingerprint`] of its start
+    /// and moves, to find duplicate games.
+    pub fingerprints: bool,
 }
 
 /// What a chunk gave.
@@ -244,6 +248,9 @@ pub struct ChunkOutcome {
     /// ... and, for each game (game order), how many lines it has and its
     /// byte offset.
     pub key_line_counts: Vec<(u32, u64)>,
+    /// With fingerprints on: (game in the chunk, byte offset, fingerprint)
+    /// of each game replayed to its end, in game order.
+    pub fingerprints: Vec<(u64, u64, Fingerprint)>,
 }
 
 /// What a `[Variant]` tag asks for.
@@ -374,6 +381,8 @@ impl Replayer {
         if pos.is_chess960() {
             out.chess960_games += 1;
         }
+        let start_key = pos.key();
+        let rejected_before = out.rejected.len();
         let start = (options.verify == Verify::Undo).then(|| pos.clone());
         if options.keys {
             push_key_line(out, pos, 0);
@@ -454,6 +463,9 @@ impl Replayer {
                 RejectKind::TooLong,
                 format!("more than {max} plies: the first {max} were replayed, the rest were not"),
             );
+        }
+        if options.fingerprints && out.rejected.len() == rejected_before {
+            out.fingerprints.push((local, game.offset, Fingerprint::of(start_key, made)));
         }
         if let Some(start) = start {
             for &m in made.iter().rev() {
