@@ -87,6 +87,26 @@ fn same_bytes_whatever_the_threads() {
     assert!(files.windows(2).all(|w| w[0] == w[1]));
 }
 
+/// `annotate --verify` checks the games at each level and, finding them
+/// sound, writes the same file as without it; an unknown level is refused.
+#[test]
+fn verify_levels_check_and_change_nothing() {
+    let dir = TempDir::new("annotate-verify");
+    let mut files = Vec::new();
+    for level in ["none", "keys", "full", "undo"] {
+        let out = dir.path(&format!("{level}.kbz"));
+        let v = annotate(&[s(&sample()), "-o", s(&out), "--depth", "3", "--verify", level]);
+        assert_eq!(v["rejected"], 0, "{level}");
+        files.push(std::fs::read(&out).unwrap());
+    }
+    assert!(files.windows(2).all(|w| w[0] == w[1]));
+    let out = dir.path("bad.kbz");
+    let (code, _, err) =
+        kibitz(&["annotate", s(&sample()), "-o", s(&out), "--verify", "everything"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--verify"), "{err}");
+}
+
 #[test]
 fn resume_after_sigkill_gives_the_same_file() {
     let dir = TempDir::new("resume");
