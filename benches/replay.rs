@@ -1,7 +1,7 @@
-//! Replay speed: `kibitz replay --verify keys` against pgn-reader + shakmaty
-//! (the peer: every SAN played, shakmaty's Polyglot-compatible Zobrist hash
-//! computed at every ply, as pgn-reader's parallel_validate example does),
-//! on the same corpus, in the same run.
+//! Replay speed: `kibitz replay --verify keys` (and `full`, `none`) against
+//! pgn-reader + shakmaty (the peer: every SAN played, shakmaty's
+//! Polyglot-compatible Zobrist hash computed at every ply, as pgn-reader's
+//! parallel_validate example does), on the same corpus, in the same run.
 //!
 //! The corpus is at least 100 MB of real games: the shared Lichess samples
 //! (../shared/data/pgn/lichess) concatenated as many times as needed, written
@@ -10,8 +10,8 @@
 //! * kibitz with `--threads 1` (everything on one thread) and `--threads 2`;
 //! * the peer on one thread, and with one reader thread feeding two workers
 //!   (its best on two cores);
-//! * kibitz with `--verify none` for reference (replay without the
-//!   per-move from-scratch check);
+//! * kibitz with `--verify full` (every incremental field checked at
+//!   every ply) and `--verify none` (no check) for reference;
 //! * pgn-reader alone, collecting each game's SANs and playing none: the
 //!   peer's parser, a floor under the peer;
 //! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
@@ -251,47 +251,42 @@ fn main() {
     for path in [&plain, &zst] {
         let label = if path == &zst { "zstd" } else { "plain" };
         let expected = peer_single(path);
-        let names = [
-            "kibitz 1 thread",
-            "kibitz 2 threads",
-            "peer 1 thread",
-            "peer reader+2 workers",
-            "kibitz 1 thread, none",
-            "kibitz 2 threads, none",
-            "pgn-reader parse only",
+        // (name, what runs): kibitz's three verify levels on one and two
+        // threads, the peer's two configurations, its parser alone.
+        type Run = Box<dyn Fn(&Path) -> u64>;
+        let configs: Vec<(&str, Run)> = vec![
+            ("kibitz keys, 1 thread", Box::new(|p| kibitz(p, 1, "keys"))),
+            ("kibitz keys, 2 threads", Box::new(|p| kibitz(p, 2, "keys"))),
+            ("peer 1 thread", Box::new(peer_single)),
+            ("peer reader+2 workers", Box::new(|p| peer_threads(p, 2))),
+            ("kibitz full, 1 thread", Box::new(|p| kibitz(p, 1, "full"))),
+            ("kibitz full, 2 threads", Box::new(|p| kibitz(p, 2, "full"))),
+            ("kibitz none, 1 thread", Box::new(|p| kibitz(p, 1, "none"))),
+            ("kibitz none, 2 threads", Box::new(|p| kibitz(p, 2, "none"))),
+            ("pgn-reader parse only", Box::new(parse_only)),
         ];
-        let mut times: Vec<Vec<f64>> = vec![Vec::new(); names.len()];
+        let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
         for _ in 0..rounds {
-            for (i, times) in times.iter_mut().enumerate() {
+            for ((name, run), times) in configs.iter().zip(times.iter_mut()) {
                 let start = Instant::now();
-                let plies = match i {
-                    0 => kibitz(path, 1, "keys"),
-                    1 => kibitz(path, 2, "keys"),
-                    2 => peer_single(path),
-                    3 => peer_threads(path, 2),
-                    4 => kibitz(path, 1, "none"),
-                    5 => kibitz(path, 2, "none"),
-                    _ => parse_only(path),
-                };
+                let plies = run(path);
                 times.push(start.elapsed().as_secs_f64());
-                assert_eq!(plies, expected, "{} counted other plies", names[i]);
+                assert_eq!(plies, expected, "{name} counted other plies");
             }
         }
         let rates: Vec<f64> = times.iter_mut().map(|t| expected as f64 / median(t)).collect();
         println!("{label}: {expected} plies");
-        for (name, rate) in names.iter().zip(&rates) {
+        for ((name, _), rate) in configs.iter().zip(&rates) {
             println!("  {name:<24} {:>7.2} M plies/s  {:>6.1} ns/ply", rate / 1e6, 1e9 / rate);
         }
-        println!(
-            "  ratios, --verify keys: 1 thread {:.2}x (kibitz / peer 1 thread), 2 threads {:.2}x (kibitz / peer best)",
-            rates[0] / rates[2],
-            rates[1] / rates[2].max(rates[3])
-        );
-        println!(
-            "  ratios, --verify none: 1 thread {:.2}x, 2 threads {:.2}x",
-            rates[4] / rates[2],
-            rates[5] / rates[2].max(rates[3])
-        );
+        let peer_best = rates[2].max(rates[3]);
+        for (level, one, two) in [("keys", 0, 1), ("full", 4, 5), ("none", 6, 7)] {
+            println!(
+                "  ratios, --verify {level}: 1 thread {:.2}x (kibitz / peer 1 thread), 2 threads {:.2}x (kibitz / peer best)",
+                rates[one] / rates[2],
+                rates[two] / peer_best
+            );
+        }
     }
     let mut floor = Vec::new();
     for _ in 0..rounds {
