@@ -13,7 +13,9 @@
 //! * kibitz with `--verify full` (every incremental field checked at
 //!   every ply) and `--verify none` (no check) for reference;
 //! * pgn-reader alone, collecting each game's SANs and playing none: the
-//!   peer's parser, a floor under the peer;
+//!   peer's parser, a floor under the peer; and kibitz's reader alone the
+//!   same way (the text read whole first), the part of a replay that
+//!   reading costs;
 //! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
 //!   /dev/null` when installed.
 //!
@@ -179,6 +181,23 @@ fn parse_only(path: &Path) -> u64 {
     sans
 }
 
+/// kibitz's PGN reader alone on one thread (games read, SANs parsed,
+/// nothing played): the part of a replay that reading costs.
+fn kibitz_parse_only(path: &Path) -> u64 {
+    let text = if path.extension().is_some_and(|e| e == "zst") {
+        zstd::decode_all(File::open(path).expect("corpus")).expect("zstd")
+    } else {
+        std::fs::read(path).expect("corpus")
+    };
+    let no_tags: [Vec<u8>; 0] = [];
+    let mut reader = kibitz::io::pgn::GameReader::new(&text, 0, &no_tags);
+    let mut sans = 0;
+    while let Some(game) = reader.next_game() {
+        sans += game.moves.len() as u64;
+    }
+    sans
+}
+
 fn peer_threads(path: &Path, workers: usize) -> u64 {
     let (send, recv) = crossbeam_channel::bounded::<Game>(128);
     std::thread::scope(|scope| {
@@ -264,6 +283,7 @@ fn main() {
             ("kibitz none, 1 thread", Box::new(|p| kibitz(p, 1, "none"))),
             ("kibitz none, 2 threads", Box::new(|p| kibitz(p, 2, "none"))),
             ("pgn-reader parse only", Box::new(parse_only)),
+            ("kibitz parse only", Box::new(kibitz_parse_only)),
         ];
         let mut times: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
         for _ in 0..rounds {

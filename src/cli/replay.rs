@@ -279,6 +279,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         }
     }
     if let Some(check) = &args.check_keys {
+        if check.as_os_str() == "-" && args.inputs.iter().any(|i| i.as_os_str() == "-") {
+            anyhow::bail!("--check-keys - and an input - cannot both read standard input");
+        }
         for (flag, out) in outputs {
             if let Some(out) = out
                 && super::same_file(check, out)
