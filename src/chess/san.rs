@@ -115,9 +115,111 @@ fn promotion_from(b: u8) -> Option<Role> {
     }
 }
 
+/// A file letter's file.
+#[inline(always)]
+fn file_of(b: u8) -> Option<File> {
+    let i = b.wrapping_sub(b'a');
+    (i < 8).then(|| File::new(u32::from(i)))
+}
+
+/// A rank digit's rank.
+#[inline(always)]
+fn rank_of(b: u8) -> Option<Rank> {
+    let i = b.wrapping_sub(b'1');
+    (i < 8).then(|| Rank::new(u32::from(i)))
+}
+
+/// A square's two characters.
+#[inline(always)]
+fn square_of(f: u8, r: u8) -> Option<Square> {
+    Some(Square::from_coords(file_of(f)?, rank_of(r)?))
+}
+
+/// A piece letter other than `P`.
+#[inline(always)]
+fn piece_of(b: u8) -> Option<Role> {
+    role_from_upper(b).filter(|&r| r != Role::Pawn)
+}
+
+/// The shapes nearly every move in a database has: `e4`, `Nf3`, `exd5`,
+/// `Nxe5`, `Nbd2`, `R1e2`, `Qh4xe1`, `e8=Q`, `exd8=Q` (check marks and
+/// glyphs already stripped). Gives what the general parser gives for them,
+/// and `None` for anything else.
+#[inline]
+fn parse_common(s: &[u8]) -> Option<San> {
+    let normal = |role, file, rank, capture, to, promotion| San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    };
+    Some(match *s {
+        [f, r] => normal(Role::Pawn, None, None, false, square_of(f, r)?, None),
+        [p, f, r] => normal(piece_of(p)?, None, None, false, square_of(f, r)?, None),
+        [p, b'x', f, r] => {
+            let to = square_of(f, r)?;
+            match piece_of(p) {
+                Some(role) => normal(role, None, None, true, to, None),
+                None => normal(Role::Pawn, Some(file_of(p)?), None, true, to, None),
+            }
+        }
+        [f, r, b'=', q] => {
+            normal(Role::Pawn, None, None, false, square_of(f, r)?, Some(promotion_from(q)?))
+        }
+        [p, d, f, r] => {
+            let (role, to) = (piece_of(p)?, square_of(f, r)?);
+            match (file_of(d), rank_of(d)) {
+                (Some(file), _) => normal(role, Some(file), None, false, to, None),
+                (_, Some(rank)) => normal(role, None, Some(rank), false, to, None),
+                _ => return None,
+            }
+        }
+        [p, d, b'x', f, r] => {
+            let (role, to) = (piece_of(p)?, square_of(f, r)?);
+            match (file_of(d), rank_of(d)) {
+                (Some(file), _) => normal(role, Some(file), None, true, to, None),
+                (_, Some(rank)) => normal(role, None, Some(rank), true, to, None),
+                _ => return None,
+            }
+        }
+        [p, df, dr, f, r] => {
+            let role = piece_of(p)?;
+            normal(role, Some(file_of(df)?), Some(rank_of(dr)?), false, square_of(f, r)?, None)
+        }
+        [c, b'x', f, r, b'=', q] => normal(
+            Role::Pawn,
+            Some(file_of(c)?),
+            None,
+            true,
+            square_of(f, r)?,
+            Some(promotion_from(q)?),
+        ),
+        [p, df, dr, b'x', f, r] => {
+            let role = piece_of(p)?;
+            normal(role, Some(file_of(df)?), Some(rank_of(dr)?), true, square_of(f, r)?, None)
+        }
+        _ => return None,
+    })
+}
+
 impl San {
     /// Parses SAN from bytes.
+    #[inline]
     pub fn parse(text: &[u8]) -> Result<San, SanError> {
+        let mut end = text.len();
+        while end > 0 && matches!(text[end - 1], b'+' | b'#' | b'!' | b'?') {
+            end -= 1;
+        }
+        match parse_common(&text[..end]) {
+            Some(san) => Ok(san),
+            None => San::parse_general(text),
+        }
+    }
+
+    /// [`San::parse`] for every shape it reads.
+    fn parse_general(text: &[u8]) -> Result<San, SanError> {
         // Strip check marks and annotation glyphs.
         let mut end = text.len();
         loop {
@@ -466,6 +568,45 @@ impl Position {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The common shapes read as the general parser reads them: every
+    /// string of up to four characters over an alphabet of SAN characters
+    /// and a few others, and a million longer ones at random.
+    #[test]
+    fn the_fast_path_agrees_with_the_general_parser() {
+        let alphabet = b"NBRQKPabcdefgh012345678x=+#-O!?:(/)qe.Z9i ";
+        let check = |t: &[u8]| {
+            assert_eq!(San::parse(t), San::parse_general(t), "{:?}", String::from_utf8_lossy(t));
+        };
+        let mut t = Vec::new();
+        fn all(t: &mut Vec<u8>, alphabet: &[u8], left: usize, check: &dyn Fn(&[u8])) {
+            check(t);
+            if left == 0 {
+                return;
+            }
+            for &b in alphabet {
+                t.push(b);
+                all(t, alphabet, left - 1, check);
+                t.pop();
+            }
+        }
+        all(&mut t, alphabet, 4, &check);
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let common = b"NBRQKabcdefgh12345678x=+#";
+        for _ in 0..1_000_000 {
+            let len = 5 + (next() % 5) as usize;
+            let pool: &[u8] = if next() % 4 == 0 { alphabet } else { common };
+            let t: Vec<u8> =
+                (0..len).map(|_| pool[(next() % pool.len() as u64) as usize]).collect();
+            check(&t);
+        }
+    }
 
     fn play(pos: &mut Position, sans: &[&str]) {
         for san in sans {
