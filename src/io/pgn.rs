@@ -574,7 +574,29 @@ impl<'a> GameReader<'a> {
                     Some(_) => i = j,
                 }
             }
-            match t[i] {
+            // The commonest bytes first, before the general dispatch: the
+            // space between tokens, and move numbers (`12.`, `12...`),
+            // which classify as non-moves.
+            let b = t[i];
+            if b == b' ' {
+                i += 1;
+                continue;
+            }
+            if b.is_ascii_digit() {
+                let mut j = i + 1;
+                while j < len && t[j].is_ascii_digit() {
+                    j += 1;
+                }
+                let digits_end = j;
+                while j < len && t[j] == b'.' {
+                    j += 1;
+                }
+                if j > digits_end && (j == len || TOKEN_END[t[j] as usize]) {
+                    i = j;
+                    continue;
+                }
+            }
+            match b {
                 b'\n' => {
                     i += 1;
                     line_start = true;
