@@ -397,8 +397,24 @@ impl San {
                         }
                     }
                     m
-                } else {
+                } else if role == Role::Knight || role == Role::King {
                     attacks::attacks(role, to, occupied) & ours
+                } else {
+                    // Sliders: the pieces on the destination's lines with
+                    // nothing between, which spares a lookup in the large
+                    // sliding-attack table (there are one or two of them).
+                    let lines = match role {
+                        Role::Bishop => attacks::bishop_rays(to),
+                        Role::Rook => attacks::rook_rays(to),
+                        _ => attacks::bishop_rays(to) | attacks::rook_rays(to),
+                    };
+                    let mut reach = Bitboard::EMPTY;
+                    for from in lines & ours {
+                        if (attacks::between(to, from) & occupied).is_empty() {
+                            reach |= from;
+                        }
+                    }
+                    reach
                 };
                 if let Some(f) = file {
                     from_mask &= Bitboard::from_file(f);
