@@ -191,6 +191,8 @@ fn kibitz_parse_only(path: &Path) -> u64 {
     };
     let no_tags: [Vec<u8>; 0] = [];
     let mut reader = kibitz::io::pgn::GameReader::new(&text, 0, &no_tags);
+    // As replay reads: `[%eval]` and `[%clk]` comments not parsed.
+    reader.set_annotations(false);
     let mut sans = 0;
     while let Some(game) = reader.next_game() {
         sans += game.moves.len() as u64;
