@@ -56,8 +56,9 @@ impl Fingerprint {
     /// The fingerprint of a game from the position with Polyglot key
     /// `start_key` with `moves` (null moves included).
     pub fn of(start_key: u64, moves: &[Move]) -> Fingerprint {
-        // Two chains with different seeds and step constants: each step
-        // mixes the state with the move and its ply, so order matters.
+        // Two chains with different starting values and step constants:
+        // each step mixes the state with the move and its ply, so order
+        // matters.
         let mut hash = fmix(start_key ^ 0x6a09_e667_f3bc_c908);
         let mut check = fmix(start_key.rotate_left(29) ^ 0xbb67_ae85_84ca_a73b);
         for (ply, m) in moves.iter().enumerate() {

@@ -1,7 +1,8 @@
 //! Replay: every game played move by move on one [`Position`] per worker,
-//! SAN resolved against our own legal moves, the incremental state checked
-//! against a from-scratch computation after every move, and every rejected
-//! game located by file, game number, byte offset and ply.
+//! SAN resolved against our own legal moves, the incremental keys (or, at
+//! [`Verify::Full`], every incremental field) checked against a
+//! from-scratch computation after every move, and every rejected game
+//! located by file, game number, byte offset and ply.
 //!
 //! ```
 //! use kibitz::pipeline::replay::{Replayer, ReplayOptions, Verify};
