@@ -582,6 +582,27 @@ mod corpus {
         assert!(err.contains("game 150 at byte "), "{err}");
     }
 
+    /// A compressed key file cut short: the check stops where it breaks,
+    /// the replay goes on, the summary says so and the exit code is 1.
+    #[test]
+    fn check_keys_against_a_cut_key_file_stops_the_check_not_the_run() {
+        let dir = TempDir::new("corpus-check-keys-cut");
+        let whole =
+            std::fs::read(shared("polyglot/zobrist_keys_lichess-org_database_2017-05.tsv.zst"))
+                .unwrap();
+        let cut = dir.path("cut.tsv.zst");
+        std::fs::write(&cut, &whole[..whole.len() / 4]).unwrap();
+        let (code, v, err) = replay(&["--check-keys", s(&cut), s(&shared(LICHESS_2017))]);
+        assert_eq!(code, 1, "{err}");
+        assert_eq!(v["games"], 298);
+        let k = &v["check_keys"];
+        assert!(k["error"].as_str().is_some_and(|e| e.contains("reading stopped")), "{k}");
+        let compared = k["compared"].as_u64().unwrap();
+        assert!(compared > 0 && compared < 21545, "{compared}");
+        assert_eq!(k["mismatched"], 0);
+        assert!(err.contains("reading stopped"), "{err}");
+    }
+
     /// A game taken out of the key file and one added past the database's
     /// end: each reported as such, every other position still compared.
     #[test]

@@ -70,8 +70,8 @@ pub struct ReplayArgs {
     /// tab-separated; as pgn-extract's `-D` finds duplicates.
     #[arg(long, value_name = "FILE")]
     duplicates: Option<PathBuf>,
-    /// Exit with code 2 if any game was rejected or any key differs from
-    /// the `--check-keys` file.
+    /// Exit with code 2 if any game was rejected, or the `--check-keys`
+    /// file differs (a key, or games or positions missing or extra).
     #[arg(long)]
     strict: bool,
     /// No progress bar.
@@ -145,31 +145,19 @@ struct Duplicates {
 struct KeyCheck {
     name: String,
     checker: KeyChecker<Box<dyn BufRead + Send>>,
-    /// Differences (and unreadable lines) shown on standard error so far.
+    /// Differences (and skipped lines) shown on standard error so far.
     shown: u64,
     reported: u64,
+    /// The key file could not be read on (cut short, broken compression):
+    /// why. The check stopped there; the replay goes on.
+    failed: Option<String>,
 }
 
 impl KeyCheck {
-    fn report(
-        &mut self,
-        rejects: &mut RejectReport,
-        bar: &ProgressBar,
-        diff: KeyDiff,
-    ) -> io::Result<()> {
-        self.reported += 1;
-        if self.shown < REJECTS_SHOWN {
-            self.shown += 1;
-            bar.suspend(|| eprintln!("kibitz: --check-keys {}: {}", self.name, diff.describe()));
-        }
-        let mut value = serde_json::to_value(&diff).unwrap_or(serde_json::Value::Null);
-        if let serde_json::Value::Object(map) = &mut value {
-            map.insert("key_file".into(), self.name.clone().into());
-        }
-        rejects.add_line(&value)
-    }
-
-    /// Runs `f` on the checker with a reporter writing to `rejects`.
+    /// Runs `f` on the checker, each difference reported as it is found
+    /// (first ten on stderr, all in the `--errors` file): nothing is held.
+    /// A read error of the key file stops the check, not the replay; an
+    /// error writing the report is returned.
     fn with<T>(
         &mut self,
         rejects: &mut RejectReport,
@@ -178,13 +166,42 @@ impl KeyCheck {
             &mut KeyChecker<Box<dyn BufRead + Send>>,
             &mut dyn FnMut(KeyDiff),
         ) -> io::Result<T>,
-    ) -> io::Result<T> {
-        let mut pending = Vec::new();
-        let out = f(&mut self.checker, &mut |d| pending.push(d));
-        for diff in pending {
-            self.report(rejects, bar, diff)?;
+    ) -> io::Result<Option<T>> {
+        if self.failed.is_some() {
+            return Ok(None);
         }
-        out
+        let KeyCheck { name, checker, shown, reported, failed } = self;
+        let mut write_error = None;
+        let mut report = |diff: KeyDiff| {
+            if write_error.is_some() {
+                return;
+            }
+            *reported += 1;
+            if *shown < REJECTS_SHOWN {
+                *shown += 1;
+                bar.suspend(|| eprintln!("kibitz: --check-keys {name}: {}", diff.describe()));
+            }
+            let mut value = serde_json::to_value(&diff).unwrap_or(serde_json::Value::Null);
+            if let serde_json::Value::Object(map) = &mut value {
+                map.insert("key_file".into(), name.clone().into());
+            }
+            if let Err(e) = rejects.add_line(&value) {
+                write_error = Some(e);
+            }
+        };
+        let out = f(checker, &mut report);
+        if let Some(e) = write_error {
+            return Err(e);
+        }
+        match out {
+            Ok(v) => Ok(Some(v)),
+            Err(e) => {
+                let why = format!("reading stopped: {e}; the keys after this were not checked");
+                bar.suspend(|| eprintln!("kibitz: --check-keys {name}: {why}"));
+                *failed = Some(why);
+                Ok(None)
+            }
+        }
     }
 }
 
@@ -301,6 +318,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 checker: KeyChecker::new(reader),
                 shown: 0,
                 reported: 0,
+                failed: None,
             })
         })
         .transpose()?;
@@ -312,6 +330,9 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         fingerprints: args.duplicates.is_some(),
         max_bytes: args.max_bytes,
     };
+    // The --errors file first: a path that cannot be written fails before
+    // the other outputs are created (and emptied).
+    let rejects = RejectReport::open(args.errors.as_ref())?;
     let mut reports = Reports {
         keys: args.keys.as_ref().map(create_output).transpose()?,
         check,
@@ -333,27 +354,21 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                 })
             })
             .transpose()?,
-        rejects: RejectReport::open(args.errors.as_ref())?,
+        rejects,
         bar: progress_bar(input_bytes(&args.inputs), args.quiet),
     };
     reports.rejects.start(0)?;
     let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
     reports.bar.finish_and_clear();
-    let summary =
-        summary.context("writing the --keys or --errors file, or reading --check-keys")?;
+    let summary = summary.context("writing the --keys, --errors or --duplicates file")?;
     if let Some(mut out) = reports.keys {
         out.flush().context("writing the --keys file")?;
     }
     let key_check = match reports.check.take() {
         Some(mut check) => {
-            let checker =
-                std::mem::replace(&mut check.checker, KeyChecker::new(Box::new(io::empty())));
-            let mut pending = Vec::new();
-            let done = checker.finish(&mut |d| pending.push(d));
-            for diff in pending {
-                check.report(&mut reports.rejects, &reports.bar, diff)?;
-            }
-            let done = done.with_context(|| format!("--check-keys: reading {}", check.name))?;
+            let done = check
+                .with(&mut reports.rejects, &reports.bar, |checker, report| checker.finish(report))
+                .context("writing the --errors file")?;
             if check.reported > check.shown {
                 let hint = if reports.rejects.has_file() {
                     "all are in the --errors file"
@@ -366,7 +381,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                     check.reported - check.shown
                 );
             }
-            Some(done)
+            Some((done.unwrap_or_else(|| check.checker.summary()), check.failed))
         }
         None => None,
     };
@@ -382,8 +397,12 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     if args.json {
         let mut value: serde_json::Value = serde_json::from_str(&summary.to_json())?;
         if let serde_json::Value::Object(map) = &mut value {
-            if let Some(k) = &key_check {
-                map.insert("check_keys".into(), serde_json::to_value(k)?);
+            if let Some((k, failed)) = &key_check {
+                let mut v = serde_json::to_value(k)?;
+                if let (Some(why), serde_json::Value::Object(m)) = (failed, &mut v) {
+                    m.insert("error".into(), why.clone().into());
+                }
+                map.insert("check_keys".into(), v);
             }
             if let Some((dups, distinct)) = duplicates {
                 map.insert("duplicate_games".into(), dups.into());
@@ -400,11 +419,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
                  to their end)"
             )?;
         }
-        if let Some(k) = &key_check {
+        if let Some((k, failed)) = &key_check {
+            if let Some(why) = failed {
+                writeln!(stdout, "key file  {why}")?;
+            }
             writeln!(
                 stdout,
                 "key file  {} positions compared, {} equal, {} differ; games missing from it {}, \
-                 games only in it {}; positions missing {}, extra {}; unreadable lines {}",
+                 games only in it {}; positions missing {}, extra {}; lines skipped (unreadable \
+                 or out of order) {}",
                 k.compared,
                 k.matched,
                 k.mismatched,
@@ -416,12 +439,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             )?;
         }
     }
-    let keys_differ = key_check.is_some_and(|k| k.differs());
-    let key_file_unreadable = key_check.is_some_and(|k| k.bad_lines > 0);
-    // 2: --strict and a game was rejected or a key differs from the key
-    // file; 1: an input could not be read whole (missing, binary, broken
-    // compression, cut short) or the key file had unreadable lines; the
-    // summary covers everything that could be read either way.
+    let keys_differ = key_check.as_ref().is_some_and(|(k, _)| k.differs());
+    let key_file_unreadable =
+        key_check.as_ref().is_some_and(|(k, failed)| k.bad_lines > 0 || failed.is_some());
+    // 2: --strict and a game was rejected, or the key file differs (a key,
+    // a game or positions missing or extra); 1: an input could not be read
+    // whole (missing, binary, broken compression, cut short), or the key
+    // file could not be read whole or had lines skipped; the summary covers
+    // everything that could be read either way.
     Ok(if args.strict && (summary.rejected_games > 0 || keys_differ) {
         ExitCode::from(2)
     } else if summary.input_errors > 0 || key_file_unreadable {

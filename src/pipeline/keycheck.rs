@@ -7,7 +7,10 @@
 //! Both sides come in game and ply order, so the key file is streamed beside
 //! the replay, one line in hand: memory does not grow with the file. A
 //! game the key file lacks, or has and the database does not, is reported
-//! once as such, and the comparison goes on with the next game.
+//! once as such, and the comparison goes on with the next game. A line
+//! that goes back in game or ply order is skipped as out of order (so one
+//! stray line with a large game number makes the lines after it out of
+//! order, and the database's games after it missing).
 //!
 //! ```
 //! use kibitz::pipeline::keycheck::{KeyChecker, KeyDiff};
@@ -199,14 +202,12 @@ struct Expected {
 struct Current {
     game: u64,
     offset: u64,
-    /// Positions of it the key file had.
+    /// Lines of it the key file had.
     seen: u64,
     /// Positions of it the key file lacked: the first ply and how many.
     missing: Option<(u32, u64)>,
     /// Its positions.
     positions: u64,
-    /// The last ply kibitz gave.
-    last_ply: u32,
 }
 
 /// Streams a key file beside a replay; see the module's documentation.
@@ -339,10 +340,17 @@ impl<R: BufRead> KeyChecker<R> {
 
     /// Skips the key file's lines of games before `game` that are not the
     /// game in hand: each is a game the database does not have.
-    fn skip_extra_games(&mut self, before: u64, report: &mut dyn FnMut(KeyDiff)) -> io::Result<()> {
+    /// (`None`: every game left.)
+    fn skip_extra_games(
+        &mut self,
+        before: Option<u64>,
+        report: &mut dyn FnMut(KeyDiff),
+    ) -> io::Result<()> {
         loop {
             self.fill(report)?;
-            let Some(first) = self.next.take_if(|e| e.game < before) else { return Ok(()) };
+            let Some(first) = self.next.take_if(|e| before.is_none_or(|b| e.game < b)) else {
+                return Ok(());
+            };
             let mut positions = 1;
             loop {
                 self.fill(report)?;
@@ -406,27 +414,26 @@ impl<R: BufRead> KeyChecker<R> {
     ) -> io::Result<()> {
         if self.current.is_none_or(|c| c.game != game) {
             self.close_game(report)?;
-            self.skip_extra_games(game, report)?;
-            self.current =
-                Some(Current { game, offset, seen: 0, missing: None, positions: 0, last_ply: ply });
+            self.skip_extra_games(Some(game), report)?;
+            self.current = Some(Current { game, offset, seen: 0, missing: None, positions: 0 });
         }
-        let Some(cur) = self.current.as_mut() else { return Ok(()) };
-        cur.positions += 1;
-        cur.last_ply = ply;
         // The key file's lines of this game before this ply are positions
-        // kibitz never had (its plies run without gaps): extra.
+        // the caller skipped (a replay's plies run without gaps): extra.
+        let mut earlier = 0;
         loop {
             self.fill(report)?;
-            match self.next.as_ref() {
-                Some(e) if e.game == game && e.ply < ply => {
-                    let e = self.next.take().expect("a line in hand");
+            match self.next.take_if(|e| e.game == game && e.ply < ply) {
+                Some(e) => {
+                    earlier += 1;
                     self.summary.extra_positions += 1;
                     report(KeyDiff::ExtraPositions { game, offset, ply: e.ply, positions: 1 });
                 }
-                _ => break,
+                None => break,
             }
         }
-        let cur = self.current.as_mut().expect("the game in hand");
+        let Some(cur) = self.current.as_mut() else { return Ok(()) };
+        cur.positions += 1;
+        cur.seen += earlier;
         match self.next.take_if(|e| e.game == game && e.ply == ply) {
             Some(e) => {
                 cur.seen += 1;
@@ -440,7 +447,7 @@ impl<R: BufRead> KeyChecker<R> {
                         offset,
                         ply,
                         fen: fen.to_string(),
-                        file_fen: (e.fen != fen).then_some(e.fen),
+                        file_fen: (!e.fen.is_empty() && e.fen != fen).then_some(e.fen),
                         expected: format!("{:016x}", e.key),
                         found: format!("{key:016x}"),
                     });
@@ -456,15 +463,9 @@ impl<R: BufRead> KeyChecker<R> {
 
     /// Ends the check: the game in hand is closed and the key file's
     /// remaining games are reported as extra.
-    pub fn finish(mut self, report: &mut dyn FnMut(KeyDiff)) -> io::Result<KeyCheckSummary> {
+    pub fn finish(&mut self, report: &mut dyn FnMut(KeyDiff)) -> io::Result<KeyCheckSummary> {
         self.close_game(report)?;
-        self.skip_extra_games(u64::MAX, report)?;
-        // A line of game u64::MAX, the only one the loop above leaves.
-        if let Some(e) = self.next.take() {
-            self.summary.extra_games += 1;
-            self.summary.extra_positions += 1;
-            report(KeyDiff::ExtraGame { game: e.game, line: e.line, positions: 1 });
-        }
+        self.skip_extra_games(None, report)?;
         Ok(self.summary)
     }
 }
@@ -589,6 +590,20 @@ mod tests {
                 KeyDiff::ExtraPositions { game: 2, offset: 200, ply: 5, positions: 2 },
             ]
         );
+    }
+
+    /// Extra games at the end are counted whole, the largest game number
+    /// too, and a key file without FENs gives none.
+    #[test]
+    fn extra_games_at_the_end_are_counted_whole() {
+        let text = format!("1\t0\t{:016x}\n{}\t0\t0\n{}\t1\t0\n", 7, u64::MAX, u64::MAX);
+        let (diffs, summary) = check(&text, &[(1, 0, 8)]);
+        assert!(matches!(&diffs[0], KeyDiff::Mismatch { file_fen: None, .. }), "{diffs:?}");
+        assert_eq!(diffs[1], KeyDiff::ExtraGame { game: u64::MAX, line: 2, positions: 2 });
+        assert_eq!((summary.extra_games, summary.extra_positions), (1, 2));
+        let (diffs, summary) = check(&text, &[]);
+        assert_eq!(diffs.len(), 2);
+        assert_eq!((summary.extra_games, summary.extra_positions), (2, 3));
     }
 
     #[test]

@@ -465,9 +465,6 @@ impl Replayer {
                 format!("more than {max} plies: the first {max} were replayed, the rest were not"),
             );
         }
-        if options.fingerprints && out.rejected.len() == rejected_before {
-            out.fingerprints.push((local, game.offset, Fingerprint::of(start_key, made)));
-        }
         if let Some(start) = start {
             for &m in made.iter().rev() {
                 if m.is_null() {
@@ -485,6 +482,10 @@ impl Replayer {
                     "unwinding the game did not restore its start position".into(),
                 );
             }
+        }
+        // After the unwinding check: a game that fails it is no duplicate.
+        if options.fingerprints && out.rejected.len() == rejected_before {
+            out.fingerprints.push((local, game.offset, Fingerprint::of(start_key, made)));
         }
         if options.keys {
             out.key_line_counts.push((key_count, game.offset));

@@ -1,5 +1,6 @@
-//! From-scratch computation of every incremental field, and the one
-//! verifier that compares them with what `do_move` kept.
+//! From-scratch computation of every incremental field, and the two
+//! verifiers that compare them with what `do_move` kept: the keys alone,
+//! and every field.
 
 use super::*;
 
@@ -246,10 +247,13 @@ impl Position {
     }
 
     /// Compares the three keys with their from-scratch values: the
-    /// Polyglot key (pieces, castling rights, a capturable en-passant file,
-    /// the side to move), the pawn key and the material key, from the board
-    /// and the piece bitboards. What `replay --verify keys` runs after
-    /// every move; [`Position::verify_state`] checks every other field too.
+    /// Polyglot key (the pieces from their bitboards, the side to move, and
+    /// the castling rights and en-passant square the state holds, the
+    /// square counted only when a pawn can capture there), the pawn key and
+    /// the material key (from the bitboards' counts). What `replay --verify
+    /// keys` runs after every move. Castling rights and the en-passant
+    /// square are history, not board: that they are right is
+    /// [`Position::verify_state`]'s check, with every other field.
     pub fn verify_keys(&self) -> Result<(), StateField> {
         let st = self.st();
         let c = &st.copied;
