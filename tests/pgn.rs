@@ -7,9 +7,13 @@
 //! repeated; tag values holding bare quotes and brackets; a share of games
 //! broken by an illegal move or a piece drop. kibitz and python-chess read
 //! the same text: the same games, plies, final positions and rejected
-//! games. A second text writes the promotions as `e8(Q)` and `e8/Q`,
-//! spellings python-chess does not read: kibitz reads it as python-chess
-//! reads the first.
+//! games. A second text writes what python-chess does not read: promotions
+//! as `e8(Q)` and `e8/Q`; Black's move numbers as `12. ...`, `12..`,
+//! `12 ...`; en-passant captures marked `exd6ep` or `exd6 e.p.`; moves on
+//! the last tag's line; movetext inside forum wrappers `[pgn]` ...
+//! `[/pgn]`; games without tags right after the previous game's result;
+//! blank lines before a game's result and before its next move number.
+//! kibitz reads it as python-chess reads the first.
 //!
 //! Needs python3 with python-chess (`pip install chess`), hence the
 //! `python-chess` feature.
@@ -40,26 +44,22 @@ struct Source {
     result: String,
 }
 
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
-
 fn tags_of(game: &ParsedGame) -> Vec<(&'static str, String)> {
     let mut tags = vec![
-        ("Event", text(&game.event)),
-        ("Site", text(&game.site)),
-        ("Date", text(&game.date)),
-        ("Round", text(&game.round)),
-        ("White", text(&game.white)),
-        ("Black", text(&game.black)),
-        ("Result", text(&game.result)),
+        ("Event", game.event.to_string_lossy()),
+        ("Site", game.site.to_string_lossy()),
+        ("Date", game.date.to_string_lossy()),
+        ("Round", game.round.to_string_lossy()),
+        ("White", game.white.to_string_lossy()),
+        ("Black", game.black.to_string_lossy()),
+        ("Result", game.result.to_string_lossy()),
     ];
     if !game.variant.is_empty() {
-        tags.push(("Variant", text(&game.variant)));
+        tags.push(("Variant", game.variant.to_string_lossy()));
     }
     if let Some(fen) = &game.fen {
         tags.push(("SetUp", "1".into()));
-        tags.push(("FEN", text(fen)));
+        tags.push(("FEN", fen.to_string_lossy()));
     }
     tags
 }
@@ -85,7 +85,8 @@ fn sources() -> Vec<Source> {
                 moves.push(m);
             }
             assert!(game.bad_token.is_none(), "{file}");
-            let result = if game.result.is_empty() { "*".into() } else { text(&game.result) };
+            let result =
+                if game.result.is_empty() { "*".into() } else { game.result.to_string_lossy() };
             out.push(Source { tags: tags_of(game), start, moves, result });
         }
     }
@@ -105,6 +106,14 @@ struct Written {
     odd_tags: usize,
     illegal: usize,
     drops: usize,
+    /// Forms only the second text holds.
+    ellipses: usize,
+    en_passant_marks: usize,
+    moves_on_tag_lines: usize,
+    wrappers: usize,
+    tagless: usize,
+    blank_before_result: usize,
+    blank_before_number: usize,
 }
 
 /// Writes movetext into two texts at once: they differ only where a
@@ -142,6 +151,16 @@ impl Writer {
         self.readable.push_str(readable);
         self.exotic.push_str(exotic);
         self.line += readable.len();
+    }
+
+    /// Text for the second text only (the line's length follows the first).
+    fn exotic_only(&mut self, text: &str) {
+        self.exotic.push_str(text);
+    }
+
+    /// Text for the first text only.
+    fn readable_only(&mut self, text: &str) {
+        self.readable.push_str(text);
     }
 
     /// Ends the line, if anything stands on it (never a blank line, which
@@ -284,21 +303,62 @@ fn generate(sources: &[Source], seed: u64) -> (String, String, Written) {
     let mut w = Writer { readable: String::new(), exotic: String::new(), line: 0, wrap: 80 };
     for game in sources {
         written.games += 1;
-        for (name, value) in &game.tags {
+        // How the second text lays the game out: as the first, its moves on
+        // the last tag's line, its movetext inside forum wrappers, or (a
+        // game from the standard start, after a game) without tags and
+        // with no blank line before it.
+        let standard_start = !game.tags.iter().any(|(name, _)| *name == "FEN");
+        let layout = match rng.below(12) {
+            0 => "tag line",
+            1 => "wrapper",
+            2 if standard_start && written.games > 1 => "tagless",
+            _ => "plain",
+        };
+        if layout == "tagless" {
+            written.tagless += 1;
+            // The blank line the first text wrote after the last game.
+            w.exotic.truncate(w.exotic.len() - 1);
+        }
+        let last_tag = game.tags.len() - 1;
+        for (k, (name, value)) in game.tags.iter().enumerate() {
             let value = if matches!(*name, "Event" | "Site" | "Round") && rng.below(8) == 0 {
                 written.odd_tags += 1;
                 odd_value(value, &mut rng)
             } else {
                 value.clone()
             };
-            w.token(&format!("[{name} \"{value}\"]"));
-            w.newline();
+            let tag = format!("[{name} \"{value}\"]");
+            if layout == "tagless" {
+                w.readable_only(&tag);
+                w.readable_only("\n");
+            } else {
+                w.token(&tag);
+                if k == last_tag && layout == "tag line" {
+                    break;
+                }
+                w.newline();
+            }
         }
-        if rng.below(20) == 0 {
-            w.token("% an escape line between the tags");
-            w.newline();
+        match layout {
+            "tag line" => {
+                written.moves_on_tag_lines += 1;
+                w.readable_only("\n\n");
+                w.exotic_only(" ");
+                w.line = 0;
+            }
+            "tagless" => w.readable_only("\n"),
+            _ => {
+                if rng.below(20) == 0 {
+                    w.token("% an escape line between the tags");
+                    w.newline();
+                }
+                w.newline();
+            }
         }
-        w.newline();
+        if layout == "wrapper" {
+            written.wrappers += 1;
+            w.exotic_only(if rng.below(2) == 0 { "[pgn]\n" } else { "[pgn]" });
+        }
         w.wrap = 60 + rng.below(40);
         let broken = rng.below(30) == 0;
         let break_at = if broken { rng.below(game.moves.len() + 1) } else { usize::MAX };
@@ -317,7 +377,23 @@ fn generate(sources: &[Source], seed: u64) -> (String, String, Written) {
                 };
                 w.token(&if white { format!("{number}. {token}") } else { token });
             }
-            let (readable, exotic) = respell(&san_plus(&pos, m), &mut rng, &mut written);
+            if white && i > 0 && !broken && rng.below(150) == 0 {
+                // A blank line inside the game, before its next move number.
+                written.blank_before_number += 1;
+                w.break_line();
+                w.exotic_only("\n");
+            }
+            let (readable, mut exotic) = respell(&san_plus(&pos, m), &mut rng, &mut written);
+            if m.is_en_passant() {
+                written.en_passant_marks += 1;
+                let body = exotic.trim_end_matches(['+', '#', '!', '?']).len();
+                let (capture, marks) = exotic.split_at(body);
+                exotic = match rng.below(3) {
+                    0 => format!("{capture}ep{marks}"),
+                    1 => format!("{capture}{marks} e.p."),
+                    _ => format!("{capture}e.p.{marks}"),
+                };
+            }
             if white && rng.below(4) == 0 {
                 w.token(&format!("{number}."));
                 w.attach(&readable, &exotic);
@@ -326,7 +402,17 @@ fn generate(sources: &[Source], seed: u64) -> (String, String, Written) {
                     w.token(&format!("{number}."));
                 } else if after_comment {
                     let dots = if rng.below(5) == 0 { "\u{2026}" } else { "..." };
-                    w.token(&format!("{number}{dots}"));
+                    let readable_number = format!("{number}{dots}");
+                    let exotic_number = match rng.below(4) {
+                        0 => format!("{number}. ..."),
+                        1 => format!("{number}.."),
+                        2 => format!("{number} ..."),
+                        _ => readable_number.clone(),
+                    };
+                    if exotic_number != readable_number {
+                        written.ellipses += 1;
+                    }
+                    w.tokens(&readable_number, &exotic_number);
                 }
                 w.tokens(&readable, &exotic);
             }
@@ -379,7 +465,16 @@ fn generate(sources: &[Source], seed: u64) -> (String, String, Written) {
             let token = illegal_king_move(&pos);
             w.token(&token);
         }
+        if !game.moves.is_empty() && rng.below(20) == 0 {
+            // The result after a blank line.
+            written.blank_before_result += 1;
+            w.break_line();
+            w.exotic_only("\n");
+        }
         w.token(&game.result);
+        if layout == "wrapper" {
+            w.exotic_only(if rng.below(2) == 0 { "\n[/pgn]" } else { "[/pgn]" });
+        }
         w.newline();
         w.newline();
     }
@@ -454,6 +549,17 @@ fn the_shared_games_respelt_read_as_python_chess_reads_them() {
     assert!(written.promotions.values().all(|&n| n > 20), "{written:?}");
     assert!(written.illegal > 50 && written.drops > 10 && written.odd_tags > 100, "{written:?}");
     assert!(written.check_marks_changed > 1000 && written.zero_castles > 1000, "{written:?}");
+    for (form, n) in [
+        ("ellipses", written.ellipses),
+        ("en-passant marks", written.en_passant_marks),
+        ("moves on tag lines", written.moves_on_tag_lines),
+        ("wrappers", written.wrappers),
+        ("games without tags", written.tagless),
+        ("blank lines before a result", written.blank_before_result),
+        ("blank lines before a move number", written.blank_before_number),
+    ] {
+        assert!(n > 50, "{form}: {written:?}");
+    }
     let readable_path = dir.path("readable.pgn");
     let exotic_path = dir.path("exotic.pgn");
     std::fs::write(&readable_path, &readable).unwrap();
@@ -481,4 +587,27 @@ fn the_shared_games_respelt_read_as_python_chess_reads_them() {
         expected.len(),
         rejected
     );
+}
+
+/// The readings the conformance test holds where python-chess errs are
+/// python-chess's own on the text as the right reading has it
+/// (`scripts/peer_suites.py`).
+#[test]
+fn judged_peer_suite_readings_are_python_chess_on_the_right_text() {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/peer_suites.py");
+    let out = Command::new("python3").arg(script).arg(shared("pgn/peer-suites")).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(str::to_string)
+        .collect();
+    let judged: Vec<String> = crate::conformance::JUDGED
+        .iter()
+        .map(|(file, games, plies, rejected, sha, _)| {
+            format!("{file}\t{games}\t{plies}\t{rejected}\t{sha}")
+        })
+        .collect();
+    assert_eq!(lines, judged);
 }

@@ -5,6 +5,8 @@
 mod analysis;
 mod annotate;
 mod cli;
+#[cfg(feature = "corpus")]
+mod conformance;
 mod dedup;
 mod differential;
 mod engine;

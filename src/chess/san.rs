@@ -141,12 +141,17 @@ fn piece_of(b: u8) -> Option<Role> {
     role_from_upper(b).filter(|&r| r != Role::Pawn)
 }
 
-/// The shapes nearly every move in a database has: `e4`, `Nf3`, `exd5`,
-/// `Nxe5`, `Nbd2`, `R1e2`, `Qh4xe1`, `e8=Q`, `exd8=Q` (check marks and
-/// glyphs already stripped). Gives what the general parser gives for them,
-/// and `None` for anything else.
+/// The shapes nearly every move in a database has, read from the start of
+/// an 8-byte window: `e4`, `exd5`, `e8=Q`, `exd8=Q`, `Nf3`, `Nxe5`,
+/// `Nbd2`, `R1e2`, `Nbxd2`, `Qh4e1`, `Qh4xe1`, `O-O`, `O-O-O`. Returns the
+/// move and its length; the bytes after it are not looked at beyond what
+/// tells one shape from a longer one (`Nf3` from `Nf3e1`), so the caller
+/// checks that the token ends there. `None` for anything else, which the
+/// general parser reads. A window of fixed size spares every bounds check:
+/// the PGN reader hands over the text itself, [`San::parse`] a copy padded
+/// with zeros.
 #[inline]
-fn parse_common(s: &[u8]) -> Option<San> {
+pub(crate) fn parse_window(w: &[u8; 8]) -> Option<(San, usize)> {
     let normal = |role, file, rank, capture, to, promotion| San::Normal {
         role,
         file,
@@ -155,53 +160,78 @@ fn parse_common(s: &[u8]) -> Option<San> {
         to,
         promotion,
     };
-    Some(match *s {
-        [f, r] => normal(Role::Pawn, None, None, false, square_of(f, r)?, None),
-        [p, f, r] => normal(piece_of(p)?, None, None, false, square_of(f, r)?, None),
-        [p, b'x', f, r] => {
-            let to = square_of(f, r)?;
-            match piece_of(p) {
-                Some(role) => normal(role, None, None, true, to, None),
-                None => normal(Role::Pawn, Some(file_of(p)?), None, true, to, None),
+    if let Some(from_file) = file_of(w[0]) {
+        // A pawn: `e4`, `e8=Q`, `exd5`, `exd8=Q`.
+        if let Some(rank) = rank_of(w[1]) {
+            let to = Square::from_coords(from_file, rank);
+            if w[2] == b'=' {
+                let promotion = promotion_from(w[3])?;
+                return Some((normal(Role::Pawn, None, None, false, to, Some(promotion)), 4));
             }
-        }
-        [f, r, b'=', q] => {
-            normal(Role::Pawn, None, None, false, square_of(f, r)?, Some(promotion_from(q)?))
-        }
-        [p, d, f, r] => {
-            let (role, to) = (piece_of(p)?, square_of(f, r)?);
-            match (file_of(d), rank_of(d)) {
-                (Some(file), _) => normal(role, Some(file), None, false, to, None),
-                (_, Some(rank)) => normal(role, None, Some(rank), false, to, None),
-                _ => return None,
+            // `e2e4`, `e8Q`: coordinates and bare promotions, read by the
+            // general parser.
+            if file_of(w[2]).is_some() || promotion_from(w[2]).is_some() {
+                return None;
             }
+            return Some((normal(Role::Pawn, None, None, false, to, None), 2));
         }
-        [p, d, b'x', f, r] => {
-            let (role, to) = (piece_of(p)?, square_of(f, r)?);
-            match (file_of(d), rank_of(d)) {
-                (Some(file), _) => normal(role, Some(file), None, true, to, None),
-                (_, Some(rank)) => normal(role, None, Some(rank), true, to, None),
-                _ => return None,
+        if w[1] == b'x' {
+            let to = square_of(w[2], w[3])?;
+            if w[4] == b'=' {
+                let promotion = promotion_from(w[5])?;
+                let san = normal(Role::Pawn, Some(from_file), None, true, to, Some(promotion));
+                return Some((san, 6));
             }
+            if promotion_from(w[4]).is_some() {
+                return None;
+            }
+            return Some((normal(Role::Pawn, Some(from_file), None, true, to, None), 4));
         }
-        [p, df, dr, f, r] => {
-            let role = piece_of(p)?;
-            normal(role, Some(file_of(df)?), Some(rank_of(dr)?), false, square_of(f, r)?, None)
+        return None;
+    }
+    if let Some(role) = piece_of(w[0]) {
+        if w[1] == b'x' {
+            return Some((normal(role, None, None, true, square_of(w[2], w[3])?, None), 4));
         }
-        [c, b'x', f, r, b'=', q] => normal(
-            Role::Pawn,
-            Some(file_of(c)?),
-            None,
-            true,
-            square_of(f, r)?,
-            Some(promotion_from(q)?),
-        ),
-        [p, df, dr, b'x', f, r] => {
-            let role = piece_of(p)?;
-            normal(role, Some(file_of(df)?), Some(rank_of(dr)?), true, square_of(f, r)?, None)
+        if let Some(file) = file_of(w[1]) {
+            if let Some(rank) = rank_of(w[2]) {
+                // `Nf3`, or the origin square of `Qh4e1`, `Qh4xe1`.
+                if w[3] == b'x' {
+                    let to = square_of(w[4], w[5])?;
+                    return Some((normal(role, Some(file), Some(rank), true, to, None), 6));
+                }
+                if let Some(to) = square_of(w[3], w[4]) {
+                    return Some((normal(role, Some(file), Some(rank), false, to, None), 5));
+                }
+                let to = Square::from_coords(file, rank);
+                return Some((normal(role, None, None, false, to, None), 3));
+            }
+            if w[2] == b'x' {
+                return Some((
+                    normal(role, Some(file), None, true, square_of(w[3], w[4])?, None),
+                    5,
+                ));
+            }
+            return Some((normal(role, Some(file), None, false, square_of(w[2], w[3])?, None), 4));
         }
-        _ => return None,
-    })
+        if let Some(rank) = rank_of(w[1]) {
+            if w[2] == b'x' {
+                return Some((
+                    normal(role, None, Some(rank), true, square_of(w[3], w[4])?, None),
+                    5,
+                ));
+            }
+            return Some((normal(role, None, Some(rank), false, square_of(w[2], w[3])?, None), 4));
+        }
+        return None;
+    }
+    if w[0] == b'O' && w[1] == b'-' && w[2] == b'O' {
+        if w[3] == b'-' && w[4] == b'O' {
+            return Some((San::Castle(CastlingSide::QueenSide), 5));
+        }
+        return Some((San::Castle(CastlingSide::KingSide), 3));
+    }
+    None
 }
 
 impl San {
@@ -212,10 +242,16 @@ impl San {
         while end > 0 && matches!(text[end - 1], b'+' | b'#' | b'!' | b'?') {
             end -= 1;
         }
-        match parse_common(&text[..end]) {
-            Some(san) => Ok(san),
-            None => San::parse_general(text),
+        if end < 8 {
+            let mut window = [0u8; 8];
+            window[..end].copy_from_slice(&text[..end]);
+            if let Some((san, len)) = parse_window(&window)
+                && len == end
+            {
+                return Ok(san);
+            }
         }
+        San::parse_general(text)
     }
 
     /// [`San::parse`] for every shape it reads.
@@ -227,6 +263,11 @@ impl San {
                 end -= 1;
             } else if text[..end].ends_with(b"e.p.") {
                 end -= 4;
+            } else if end > 2 && text[..end].ends_with(b"ep") {
+                // `gxf6ep`: an en-passant mark glued to the capture.
+                end -= 2;
+            } else if end > 3 && text[..end].ends_with(b"e.p") {
+                end -= 3;
             } else {
                 break;
             }

@@ -603,6 +603,13 @@ fn print_summary(
                 list(&stats.filtered_no_tag)
             )?;
         }
+        if !stats.unknown_variants.is_empty() {
+            writeln!(
+                out,
+                "warning   games of an unknown variant played as standard chess: {:?}",
+                stats.unknown_variants
+            )?;
+        }
         if !stats.skipped_variants.is_empty() {
             writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
         }

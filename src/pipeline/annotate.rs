@@ -231,6 +231,9 @@ pub struct AnnotateStats {
     pub rejected: u64,
     /// Games skipped for their variant, by name.
     pub skipped_variants: BTreeMap<String, u64>,
+    /// Games of a variant name kibitz does not know, played as standard
+    /// chess, by name.
+    pub unknown_variants: BTreeMap<String, u64>,
     /// Games left out by a game filter, by the first filter they failed.
     pub filtered: BTreeMap<String, u64>,
     /// Games left out because they lack the tag a filter needs, by filter.
@@ -279,6 +282,9 @@ impl AnnotateStats {
         }
         for (k, v) in &o.skipped_variants {
             *self.skipped_variants.entry(k.clone()).or_default() += v;
+        }
+        for (k, v) in &o.unknown_variants {
+            *self.unknown_variants.entry(k.clone()).or_default() += v;
         }
         self.positions += o.positions;
         self.labelled += o.labelled;
@@ -478,15 +484,15 @@ impl<L: Labeller> Worker<L> {
         if filter.is_empty() {
             return true;
         }
-        let extra = |i: usize| game.extra.get(i).and_then(|v| v.as_deref());
+        let extra = |i: usize| game.extra.get(i).copied().flatten().map(|v| v.raw());
         let nonempty = |v: &'_ [u8]| !v.is_empty();
         let tags = GameTags {
             white_elo: extra(0),
             black_elo: extra(1),
             time_control: extra(2),
-            date: extra(3).or(Some(game.date.as_slice()).filter(|d| nonempty(d))),
+            date: extra(3).or(Some(game.date.raw()).filter(|d| nonempty(d))),
             termination: extra(4),
-            result: Some(game.result.as_slice()).filter(|r| nonempty(r)),
+            result: Some(game.result.raw()).filter(|r| nonempty(r)),
         };
         match filter.check(&tags) {
             Verdict::Keep => true,
@@ -649,12 +655,15 @@ impl<L: Labeller> Worker<L> {
 
     fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
         let stats = &mut out.stats;
-        if variant_kind(&game.variant) == VariantKind::Other {
-            *stats
-                .skipped_variants
-                .entry(String::from_utf8_lossy(&game.variant).into_owned())
-                .or_default() += 1;
-            return;
+        match variant_kind(game.variant.raw()) {
+            VariantKind::Other => {
+                *stats.skipped_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
+                return;
+            }
+            VariantKind::Unknown => {
+                *stats.unknown_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
+            }
+            VariantKind::Standard | VariantKind::Chess960 => {}
         }
         let mut pos = self.startpos.clone();
         if let Err(e) = set_start_position(game, &mut pos, &self.startpos) {
@@ -681,15 +690,16 @@ impl<L: Labeller> Worker<L> {
             &game.black,
             &game.result,
         ]
-        .map(|t| String::from_utf8_lossy(t).into_owned());
+        .map(|t| t.to_string_lossy());
         let mut record = GameRecord::new(
             index,
             PackedBoard::pack(&pos),
-            result_code(&game.result),
+            result_code(game.result.raw()),
             tags,
             Vec::with_capacity(game.moves.len()),
         );
-        record.elo = std::array::from_fn(|i| rating(game.extra.get(i).and_then(|v| v.as_deref())));
+        record.elo =
+            std::array::from_fn(|i| rating(game.extra.get(i).copied().flatten().map(|v| v.raw())));
         let mut labels = Vec::new();
         let mut keys = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;

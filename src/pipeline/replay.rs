@@ -161,10 +161,10 @@ impl Rejected {
         Rejected {
             ply,
             san,
-            event: lossy(&game.event),
-            site: lossy(&game.site),
-            white: lossy(&game.white),
-            black: lossy(&game.black),
+            event: game.event.to_string_lossy(),
+            site: game.site.to_string_lossy(),
+            white: game.white.to_string_lossy(),
+            black: game.black.to_string_lossy(),
             ..Rejected::at(file, local_game, game.offset, kind, reason)
         }
     }
@@ -240,6 +240,11 @@ pub struct ChunkOutcome {
     pub rejected: Vec<Rejected>,
     /// Games skipped because of their variant, by variant name.
     pub skipped_variants: BTreeMap<String, u64>,
+    /// Games of a variant name kibitz does not know, played as standard
+    /// chess, by name.
+    pub unknown_variants: BTreeMap<String, u64>,
+    /// Lines among games' tags that hold no tag, passed over.
+    pub malformed_tag_lines: u64,
     /// Null moves played (not in check), which python-chess plays too.
     pub null_moves: u64,
     /// Chess960 games.
@@ -257,24 +262,77 @@ pub struct ChunkOutcome {
 /// What a `[Variant]` tag asks for.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum VariantKind {
-    /// Standard chess (also "From Position").
+    /// Standard chess (also "From Position", "normal").
     Standard,
     /// Chess960.
     Chess960,
-    /// Anything else: skipped.
+    /// A name kibitz does not know (`starwars`): played as standard chess,
+    /// as python-chess and scalachess play it, and counted apart.
+    Unknown,
+    /// A variant with other rules (antichess, crazyhouse, atomic, ...):
+    /// skipped.
     Other,
 }
 
+/// Variants with rules of their own, as their names are written (lower
+/// case, with only letters and digits): a name that holds one of these is
+/// skipped.
+const OTHER_VARIANTS: [&str; 27] = [
+    "suicide",
+    "giveaway",
+    "antichess",
+    "atomic",
+    "kingofthehill",
+    "koth",
+    "racingkings",
+    "horde",
+    "threecheck",
+    "3check",
+    "fivecheck",
+    "crazyhouse",
+    "bughouse",
+    "losers",
+    "shatranj",
+    "xiangqi",
+    "shogi",
+    "makruk",
+    "duck",
+    "seirawan",
+    "capablanca",
+    "fogofwar",
+    "placement",
+    "chessgi",
+    "janggi",
+    "4player",
+    "fourplayer",
+];
+
+/// Names that are whole words only (too short to look for inside others).
+const OTHER_VARIANT_WORDS: [&str; 8] =
+    ["anti", "atom", "race", "zh", "house", "schess", "grand", "gothic"];
+
 /// Reads a `[Variant]` tag value.
 pub fn variant_kind(value: &[u8]) -> VariantKind {
-    let v = String::from_utf8_lossy(value).trim().to_ascii_lowercase();
-    match v.as_str() {
-        "" | "standard" | "chess" | "normal" | "from position" | "fromposition" => {
+    if value.is_empty() {
+        return VariantKind::Standard;
+    }
+    let name: String = String::from_utf8_lossy(value)
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    match name.as_str() {
+        "" | "standard" | "chess" | "normal" | "fromposition" | "standardchess" | "classical" => {
             VariantKind::Standard
         }
-        "chess960" | "chess 960" | "960" | "fischerandom" | "fischer random" | "fischerrandom"
-        | "frc" => VariantKind::Chess960,
-        _ => VariantKind::Other,
+        "chess960" | "960" | "fischerandom" | "fischerrandom" | "fischerrandomchess" | "frc"
+        | "wildfr" => VariantKind::Chess960,
+        _ if OTHER_VARIANT_WORDS.contains(&name.as_str())
+            || OTHER_VARIANTS.iter().any(|v| name.contains(v)) =>
+        {
+            VariantKind::Other
+        }
+        _ => VariantKind::Unknown,
     }
 }
 
@@ -287,14 +345,14 @@ pub fn set_start_position(
     pos: &mut Position,
     startpos: &Position,
 ) -> Result<(), String> {
-    let chess960 = variant_kind(&game.variant) == VariantKind::Chess960;
+    let chess960 = variant_kind(game.variant.raw()) == VariantKind::Chess960;
     match &game.fen {
         Some(fen) => {
             let options = FenOptions {
                 castling_mode: chess960.then_some(CastlingMode::Chess960),
                 drop_invalid_castling: true,
             };
-            *pos = Position::from_fen_with(fen, options).map_err(|e| e.to_string())?;
+            *pos = Position::from_fen_with(&fen.unescaped(), options).map_err(|e| e.to_string())?;
         }
         None => {
             pos.clone_from(startpos);
@@ -302,10 +360,6 @@ pub fn set_start_position(
         }
     }
     Ok(())
-}
-
-fn lossy(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 /// A worker's replay state: one position and buffers reused game to game.
@@ -361,9 +415,13 @@ impl Replayer {
             |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
                 out.rejected.push(Rejected::in_game(file, local, game, ply, san, kind, reason));
             };
-        let variant = variant_kind(&game.variant);
+        out.malformed_tag_lines += u64::from(game.malformed_tags);
+        let variant = variant_kind(game.variant.raw());
+        if variant == VariantKind::Unknown {
+            *out.unknown_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
+        }
         if variant == VariantKind::Other {
-            *out.skipped_variants.entry(lossy(&game.variant)).or_default() += 1;
+            *out.skipped_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
             if self.options.keys {
                 out.key_line_counts.push((0, game.offset));
             }

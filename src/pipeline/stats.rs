@@ -52,6 +52,11 @@ pub struct Summary {
     pub rejected_games: u64,
     /// Games skipped for their variant, by variant.
     pub skipped_variants: BTreeMap<String, u64>,
+    /// Games of a variant name kibitz does not know, played as standard
+    /// chess (a warning), by name.
+    pub unknown_variants: BTreeMap<String, u64>,
+    /// Lines among games' tags that hold no tag, passed over (a warning).
+    pub malformed_tag_lines: u64,
     /// Chess960 games replayed.
     pub chess960_games: u64,
     /// Null moves played.
@@ -80,6 +85,10 @@ impl Summary {
         for (v, n) in &out.skipped_variants {
             *self.skipped_variants.entry(v.clone()).or_default() += n;
         }
+        for (v, n) in &out.unknown_variants {
+            *self.unknown_variants.entry(v.clone()).or_default() += n;
+        }
+        self.malformed_tag_lines += out.malformed_tag_lines;
         if let Some(f) = self.files.get_mut(file) {
             f.games += out.games;
             f.plies += out.plies;
@@ -148,6 +157,23 @@ impl fmt::Display for Summary {
                 "skipped   {} (variants: {})",
                 self.skipped_variants.values().sum::<u64>(),
                 v.join(", ")
+            )?;
+        }
+        if !self.unknown_variants.is_empty() {
+            let v: Vec<String> =
+                self.unknown_variants.iter().map(|(k, n)| format!("{k:?} {n}")).collect();
+            writeln!(
+                f,
+                "warning   {} games of an unknown variant played as standard chess ({})",
+                self.unknown_variants.values().sum::<u64>(),
+                v.join(", ")
+            )?;
+        }
+        if self.malformed_tag_lines > 0 {
+            writeln!(
+                f,
+                "warning   {} lines among tags held no tag and were passed over",
+                self.malformed_tag_lines
             )?;
         }
         if self.null_moves > 0 {

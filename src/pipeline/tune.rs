@@ -114,7 +114,7 @@ impl Collector {
         let startpos = Position::startpos();
         let mut pos = Position::startpos();
         while let Some(game) = reader.next_game() {
-            let result = match game.result.as_slice() {
+            let result = match game.result.raw() {
                 b"1-0" => 1.0,
                 b"0-1" => 0.0,
                 b"1/2-1/2" => 0.5,

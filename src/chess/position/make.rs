@@ -250,6 +250,9 @@ impl Position {
         st.captured = None;
         st.dirty = DirtyPiece::NONE;
         self.side_to_move = !self.side_to_move;
+        // A null move in a game's record (`--`, `Z0`) counts as a move: the
+        // fullmove number goes on after Black's, as python-chess counts.
+        self.game_ply += 1;
         st.checkers = Bitboard::EMPTY;
         let (blockers_for_king, pinners, check_squares) = self.check_info();
         st.blockers_for_king = blockers_for_king;
@@ -267,6 +270,7 @@ impl Position {
         assert!(self.states.len() > 1, "undo_null_move without a move to undo");
         self.states.pop();
         self.side_to_move = !self.side_to_move;
+        self.game_ply -= 1;
     }
 
     /// The key the position will have after the legal move `m`, exactly

@@ -136,7 +136,9 @@ impl Splitter {
                 let offset = self.offset;
                 return SplitResult::Chunk(offset, self.take(b));
             }
-            self.searched = self.buf.len();
+            // The last line may be a tag cut short by the read: look at it
+            // again when more has come.
+            self.searched = memchr::memrchr(b'\n', &self.buf).unwrap_or(0);
         }
         if last {
             let n = self.buf.len();
@@ -164,17 +166,21 @@ impl Splitter {
 }
 
 /// Whether the `[` at `pos` (at the start of a line, after a blank line)
-/// starts a new game: the last non-blank line before it is not a tag line
-/// (tag sections separated by blank lines are one game to the parser).
+/// starts a new game: it opens a tag (as the reader sees one), and the last
+/// non-blank line before it is not a line of tags alone (tag sections
+/// separated by blank lines are one game to the reader; a line of tags
+/// with moves after them, `[Result "1-0"] e4 *`, is a game).
 fn starts_game(buf: &[u8], pos: usize) -> bool {
     // Preceded by a blank line: "\n\n[" or "\n\r\n[".
     let before = &buf[..pos];
     let blank = before.ends_with(b"\n\n") || before.ends_with(b"\n\r\n");
-    if !blank {
+    if !blank || !crate::io::pgn::is_tag_start(buf, pos) {
         return false;
     }
     let content = before.trim_ascii_end();
-    !content.is_empty() && !last_line(content).starts_with(b"[")
+    let line = last_line(content).trim_ascii_start();
+    let tags_alone = line.starts_with(b"[") && line.ends_with(b"]");
+    !content.is_empty() && !tags_alone
 }
 
 /// The first boundary at or after `from`: for PGN the start of a game's tag
