@@ -786,3 +786,105 @@ fn overlong_game_is_cut_and_reported() {
     );
     assert_eq!(code, 0, "{err}");
 }
+
+/// An input that cannot be opened fails annotate before an output exists:
+/// no file to clean up, and the corrected command runs without --force.
+#[test]
+fn an_input_that_cannot_be_opened_fails_before_any_output() {
+    let dir = TempDir::new("missing-input");
+    let out = dir.path("x.kbz");
+    let missing = dir.path("missing.pgn");
+    for inputs in [vec![s(&missing)], vec![s(&sample()), s(&missing)], vec![s(dir.root())]] {
+        let mut args = vec!["annotate"];
+        args.extend(&inputs);
+        args.extend(["-o", s(&out), "--depth", "1"]);
+        let (code, _, err) = run(&args, Duration::from_secs(60));
+        assert_eq!(code, 1, "{err}");
+        let named = inputs.last().unwrap();
+        assert!(err.contains(&format!("{named}: cannot open")), "{err}");
+        assert!(!out.exists(), "{inputs:?}: an output was written");
+    }
+    let (code, _, err) =
+        run(&["annotate", s(&sample()), "-o", s(&out), "--depth", "1"], Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    // An output that exists: said once, with what to do.
+    let (code, _, err) =
+        run(&["annotate", s(&sample()), "-o", s(&out), "--depth", "1"], Duration::from_secs(60));
+    assert_eq!(code, 1);
+    assert_eq!(err.matches("exists").count(), 1, "{err}");
+    assert!(err.contains("--force") && err.contains("--resume"), "{err}");
+}
+
+/// A dedup killed part way (SIGKILL, nothing can clean up) leaves no output
+/// and no temporary file behind, only its `.partial` file, which says what
+/// it is; the same command run again needs no --force and writes what an
+/// uninterrupted run writes.
+#[test]
+fn a_killed_dedup_leaves_no_output_and_runs_again() {
+    let dir = TempDir::new("dedup-kill");
+    let one = dir.path("one.kbz");
+    let (code, _, err) = annotate_small(&dir, &one, &["--skip-plies", "0"]);
+    assert_eq!(code, 0, "{err}");
+    let out = dir.path("dd.kbz");
+    let partial = dir.path("dd.kbz.partial");
+    let mut copies = 200;
+    let killed = loop {
+        let inputs: Vec<PathBuf> = (0..copies).map(|i| dir.path(&format!("in{i}.kbz"))).collect();
+        for input in &inputs {
+            if !input.exists() {
+                std::fs::copy(&one, input).unwrap();
+            }
+        }
+        let mut child = bin()
+            .arg("dedup")
+            .args(&inputs)
+            .args(["-o", s(&out), "--keep", "last", "--dedup-memory", "64K"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        // Kill it once its output is being written.
+        while start.elapsed() < Duration::from_secs(120) {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if std::fs::metadata(&partial).is_ok_and(|m| m.len() > 4096) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let _ = child.kill();
+        child.wait().unwrap();
+        if !out.exists() {
+            break inputs;
+        }
+        // It finished first: more input, and again.
+        std::fs::remove_file(&out).unwrap();
+        copies *= 2;
+        assert!(copies < 5000, "dedup always finished before it could be killed");
+    };
+    assert!(!out.exists(), "a killed dedup left an output");
+    let names: Vec<String> = std::fs::read_dir(dir.root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| !n.ends_with(".kbz") && n != "in.pgn")
+        .collect();
+    assert_eq!(names, ["dd.kbz.partial"], "what the killed dedup left");
+    let (code, _, err) = run(&["inspect", s(&partial)], Duration::from_secs(60));
+    assert_eq!(code, 1);
+    assert!(err.contains("incomplete") && err.contains("run that command again"), "{err}");
+    assert!(!err.contains("--resume"), "{err}");
+    let mut args = vec!["dedup"];
+    args.extend(killed.iter().map(|p| s(p)));
+    args.extend(["-o", s(&out), "--keep", "last", "--dedup-memory", "64K"]);
+    let (code, _, err) = run(&args, Duration::from_secs(300));
+    assert_eq!(code, 0, "{err}");
+    assert!(!partial.exists());
+    let again = dir.path("again.kbz");
+    let output_at = args.len() - 5;
+    args[output_at] = s(&again);
+    let (code, _, err) = run(&args, Duration::from_secs(300));
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::read(&out).unwrap() == std::fs::read(&again).unwrap());
+}

@@ -365,6 +365,22 @@ impl AnnotateSink for CliSink {
     }
 }
 
+/// An annotate error, with the flags that deal with an output that exists.
+fn output_advice(e: AnnotateError) -> anyhow::Error {
+    match e {
+        AnnotateError::Output { path, source }
+            if source.kind() == std::io::ErrorKind::AlreadyExists =>
+        {
+            anyhow!(
+                "{}: exists: use --force to replace it, or --resume to continue it if an \
+                 interrupted annotate run of the same command wrote it",
+                path.display()
+            )
+        }
+        e => anyhow::Error::new(e),
+    }
+}
+
 /// Runs `kibitz annotate`.
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     if let Some(errors) = &args.errors {
@@ -443,7 +459,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
                     "--max-positions cannot be split across shards: apply it to the merged file"
                 ),
                 AnnotateError::Table { .. } | AnnotateError::OutputIsInput { .. } => anyhow!("{e}"),
-                e => anyhow::Error::new(e),
+                e => output_advice(e),
             }
         })?;
     // Labelled data (`.kbz`, binpack) is relabelled: the same positions,
@@ -480,7 +496,7 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
             "{} keeps its complete blocks: continue with --resume",
             output.display()
         )),
-        e => anyhow::Error::new(e),
+        e => output_advice(e),
     })?;
     // The workers are gone, so every engine has quit and been reaped.
     if let Some(keep) = args.dedup.filter(|k| *k != super::records::KeepArg::First)

@@ -87,6 +87,31 @@ pub(crate) fn refuse_output_over_input(output: &Path, inputs: &[PathBuf]) -> any
 
 pub(crate) use kibitz::io::same_file;
 
+/// An output that exists, with what to do about it (`what`: "replace it",
+/// "replace it or --resume to continue it"); other errors as they are.
+pub(crate) fn exists_advice(e: io::Error, what: &str) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        anyhow::anyhow!("{e}: use --force to {what}")
+    } else {
+        e.into()
+    }
+}
+
+/// An error and its causes on one line, each cause said once: a cause
+/// whose text the message already holds (an error that prints its source)
+/// is not repeated.
+pub(crate) fn error_line(err: &anyhow::Error) -> String {
+    let mut line = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
+}
+
 /// Standard output, for the commands' results. A write that finds the reader
 /// gone (`kibitz export ... | head`) fails with a broken pipe that carries
 /// [`StdoutClosed`], which `main` takes for a quiet, successful end. A broken
@@ -166,7 +191,7 @@ pub fn main() -> ExitCode {
             }) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("kibitz: {err:#}");
+            eprintln!("kibitz: {}", error_line(&err));
             ExitCode::from(1)
         }
     }

@@ -9,16 +9,16 @@ use std::{
     process::ExitCode,
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use kibitz::{
     pipeline::annotate::same_run_but_shard,
     record::{
         chain::walk,
-        dedup::{Keep, dedup_files},
+        dedup::{DedupError, Keep, dedup_files},
         export::{ExportFormat, Exporter},
-        file::{KbzReader, KbzWriter, RecordError},
+        file::{KbzReader, KbzWriter, RecordError, partial_path},
         format::{Block, GameRecord, is_mate},
         shape::{ShapeRules, Shaper, nnue_pytorch_weights},
     },
@@ -388,12 +388,8 @@ pub(crate) fn dedup_in_place(
     keep: Keep,
     memory: usize,
 ) -> Result<kibitz::record::dedup::DedupReport> {
-    let mut tmp = file.as_os_str().to_owned();
-    tmp.push(".dedup");
-    let tmp = PathBuf::from(tmp);
-    let report = dedup_files(&[file.to_path_buf()], &tmp, keep, memory, true)?;
-    std::fs::rename(&tmp, file).with_context(|| format!("cannot replace {}", file.display()))?;
-    Ok(report)
+    // The deduplicated file replaces the file only once it is complete.
+    Ok(dedup_files(&[file.to_path_buf()], file, keep, memory, true)?)
 }
 
 /// Runs `kibitz merge`: shards of one run, joined in game order into the
@@ -426,9 +422,11 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
     header.options.shard = (0, 1);
     // Written in the current layout, whatever version the shards were.
     header.version = kibitz::record::format::FORMAT_VERSION;
-    let writer = KbzWriter::create(&args.output, &header, args.force)?;
     // A merge that fails leaves nothing behind: it is cheap to run again,
     // and a partial merge must not be mistaken for the run's output.
+    let writer = KbzWriter::create_whole(&args.output, &header, args.force)
+        .map_err(|e| super::exists_advice(e, "replace it"))
+        .with_context(|| args.output.display().to_string())?;
     match merge_into(&args, &mut readers, &header, writer) {
         Ok(()) => {
             if let Some(keep) = args.keep {
@@ -443,8 +441,8 @@ pub fn run_merge(args: MergeArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Err(e) => {
-            let _ = std::fs::remove_file(&args.output);
-            Err(e.context(format!("merge failed; {} removed", args.output.display())))
+            let _ = std::fs::remove_file(partial_path(&args.output));
+            Err(e.context(format!("merge failed; {} not written", args.output.display())))
         }
     }
 }
@@ -572,7 +570,13 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
 pub fn run_dedup(args: DedupArgs) -> Result<ExitCode> {
     super::refuse_output_over_input(&args.output, &args.files)?;
     let keep = args.keep.keep();
-    let report = dedup_files(&args.files, &args.output, keep, args.dedup_memory, args.force)?;
+    let report = dedup_files(&args.files, &args.output, keep, args.dedup_memory, args.force)
+        .map_err(|e| match e {
+            DedupError::Io { source, .. } if source.kind() == std::io::ErrorKind::AlreadyExists => {
+                anyhow!("{}: exists: use --force to replace it", args.output.display())
+            }
+            e => e.into(),
+        })?;
     let mut out = super::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&report)?)?;

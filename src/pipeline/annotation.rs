@@ -210,6 +210,14 @@ pub enum AnnotateError {
     /// An input to relabel cannot be read.
     #[error(transparent)]
     Input(RecordError),
+    /// An input cannot be opened.
+    #[error("{}: cannot open: {source}", path.display())]
+    InputOpen {
+        /// The input.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
     /// A game of an input to relabel does not replay.
     #[error(transparent)]
     Chain(#[from] crate::record::chain::ChainError),
@@ -421,6 +429,20 @@ impl Annotation {
             && let Some(input) = inputs.iter().find(|i| crate::io::same_file(&output, i))
         {
             return Err(AnnotateError::OutputIsInput { output, input: input.clone() });
+        }
+        // An input that cannot be opened fails the job before an output
+        // exists (one that breaks part way is reported, and the run goes on).
+        for input in inputs.iter().filter(|i| i.as_os_str() != "-") {
+            let opened = std::fs::File::open(input).and_then(|f| f.metadata()).and_then(|m| {
+                if m.is_dir() {
+                    Err(std::io::Error::other("a directory, not a file"))
+                } else {
+                    Ok(())
+                }
+            });
+            if let Err(source) = opened {
+                return Err(AnnotateError::InputOpen { path: input.clone(), source });
+            }
         }
         if !(0.0..=1.0).contains(&settings.sample) {
             return Err(AnnotateError::Sample(settings.sample));

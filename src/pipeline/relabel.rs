@@ -353,7 +353,8 @@ pub fn relabel(
         .map_err(AnnotateError::Input)?;
     header.options.relabelled_from = described.join("; ");
     let output_error = |source| AnnotateError::Output { path: output.clone(), source };
-    let mut writer = KbzWriter::create(&output, &header, replace).map_err(output_error)?;
+    // A relabelling does not continue: its output appears only once whole.
+    let mut writer = KbzWriter::create_whole(&output, &header, replace).map_err(output_error)?;
     let threads = settings.threads.max(1);
     let pv_plies = header.options.pv_plies as usize;
     let block_games = header.options.block_games.max(1) as usize;
@@ -497,7 +498,7 @@ pub fn relabel(
         }
         Err(e) => {
             // A failed relabelling leaves nothing that looks finished.
-            let _ = writer.close_incomplete();
+            writer.abandon();
             Err(e)
         }
     }

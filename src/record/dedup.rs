@@ -16,12 +16,15 @@
 //! sorted by key and emptied; the runs are merged at the end. Which labels
 //! are kept is one bit per label, in a temporary file mapped into memory;
 //! a second pass writes the kept labels (games keep their moves, so chains
-//! stay whole).
+//! stay whole). The temporary files have no name (made nameless as they are
+//! created, in the output's directory): they go with the process, however
+//! it ends. The output appears only once complete
+//! ([`KbzWriter::create_whole`]).
 
 use std::{
     collections::{BinaryHeap, HashMap},
-    fs::File,
-    io::{self, BufReader, BufWriter, Read, Write},
+    fs::{File, OpenOptions},
+    io::{self, BufReader, BufWriter, Read, Seek, Write},
     path::{Path, PathBuf},
 };
 
@@ -158,13 +161,17 @@ const MERGE_FAN_IN: usize = 64;
 /// Merges sorted runs by key, calling `out` with each key's winner in key
 /// order.
 fn merge_runs(
-    paths: &[PathBuf],
+    runs: &[File],
     keep: Keep,
     mut out: impl FnMut(u64, Seen) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut readers: Vec<Run> = paths
+    let mut readers: Vec<Run> = runs
         .iter()
-        .map(|p| File::open(p).map(|f| Run { reader: BufReader::new(f) }))
+        .map(|f| {
+            let mut f = f.try_clone()?;
+            f.rewind()?;
+            Ok(Run { reader: BufReader::new(f) })
+        })
         .collect::<io::Result<_>>()?;
     // (key, run) smallest first.
     let mut heap = BinaryHeap::new();
@@ -201,25 +208,35 @@ fn merge_runs(
     Ok(())
 }
 
-/// The temporary files of one deduplication, removed when it ends.
+/// Where one deduplication makes its temporary files.
 struct Scratch {
     dir: PathBuf,
-    files: Vec<PathBuf>,
+    made: usize,
 }
 
 impl Scratch {
-    fn file(&mut self, name: &str) -> PathBuf {
-        let path = self.dir.join(format!(".kibitz-dedup-{}-{name}", std::process::id()));
-        self.files.push(path.clone());
-        path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        for f in &self.files {
-            let _ = std::fs::remove_file(f);
+    /// A temporary file with no name, read and written: it goes when the
+    /// last handle closes, however the process ends. Linux makes it nameless
+    /// from the start (`O_TMPFILE`); elsewhere, or on a file system without
+    /// it, it is named and removed at once.
+    fn file(&mut self) -> io::Result<File> {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            if let Ok(f) = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .custom_flags(libc::O_TMPFILE)
+                .open(&self.dir)
+            {
+                return Ok(f);
+            }
         }
+        let path = self.dir.join(format!(".kibitz-dedup-{}-{}", std::process::id(), self.made));
+        self.made += 1;
+        let f = OpenOptions::new().read(true).write(true).create_new(true).open(&path)?;
+        std::fs::remove_file(&path)?;
+        Ok(f)
     }
 }
 
@@ -238,30 +255,35 @@ pub fn dedup_files(
         let path = path.to_path_buf();
         move |source| DedupError::Io { path: path.clone(), source }
     };
+    if !force && output.exists() {
+        let source = io::Error::new(io::ErrorKind::AlreadyExists, "exists");
+        return Err(DedupError::Io { path: output.to_path_buf(), source });
+    }
     let scratch_dir =
         output.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let mut scratch = Scratch { dir: scratch_dir.to_path_buf(), files: Vec::new() };
+    let mut scratch = Scratch { dir: scratch_dir.to_path_buf(), made: 0 };
+    let scratch_err = |source| DedupError::Io { path: scratch_dir.to_path_buf(), source };
     let capacity = (memory / BYTES_PER_ENTRY).max(16);
     let mut report = DedupReport::default();
 
     // Pass 1: the winner of every key, in memory or in sorted runs.
     let mut map: HashMap<u64, Seen> = HashMap::new();
-    let mut runs: Vec<PathBuf> = Vec::new();
+    let mut runs: Vec<File> = Vec::new();
     let mut order = 0u64;
-    let spill =
-        |map: &mut HashMap<u64, Seen>, scratch: &mut Scratch| -> Result<PathBuf, DedupError> {
-            let path = scratch.file(&format!("run{}", scratch.files.len()));
-            let mut entries: Vec<(u64, Seen)> = map.drain().collect();
-            entries.sort_unstable_by_key(|e| e.0);
-            let mut w = BufWriter::new(File::create(&path).map_err(io_err(&path))?);
-            for (key, seen) in entries {
-                w.write_all(&key.to_le_bytes()).map_err(io_err(&path))?;
-                w.write_all(&seen.order.to_le_bytes()).map_err(io_err(&path))?;
-                w.write_all(&[seen.depth]).map_err(io_err(&path))?;
-            }
-            w.flush().map_err(io_err(&path))?;
-            Ok(path)
-        };
+    let spill = |map: &mut HashMap<u64, Seen>, scratch: &mut Scratch| -> io::Result<File> {
+        let mut file = scratch.file()?;
+        let mut entries: Vec<(u64, Seen)> = map.drain().collect();
+        entries.sort_unstable_by_key(|e| e.0);
+        let mut w = BufWriter::new(&mut file);
+        for (key, seen) in entries {
+            w.write_all(&key.to_le_bytes())?;
+            w.write_all(&seen.order.to_le_bytes())?;
+            w.write_all(&[seen.depth])?;
+        }
+        w.flush()?;
+        drop(w);
+        Ok(file)
+    };
     for input in inputs {
         let mut reader = KbzReader::open(input)?;
         while let Some(block) = reader.next_block() {
@@ -278,7 +300,7 @@ pub fn dedup_files(
                         })
                         .or_insert(seen);
                     if map.len() >= capacity {
-                        runs.push(spill(&mut map, &mut scratch)?);
+                        runs.push(spill(&mut map, &mut scratch).map_err(scratch_err)?);
                     }
                 }
             }
@@ -287,17 +309,11 @@ pub fn dedup_files(
     report.labels = order;
 
     // The kept labels: a bit each, in a mapped temporary file.
-    let bits_path = scratch.file("kept");
-    let bits_file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(&bits_path)
-        .map_err(io_err(&bits_path))?;
-    bits_file.set_len(order.div_ceil(8).max(1)).map_err(io_err(&bits_path))?;
-    // Safety: a file this process created and alone writes, mapped once.
-    let mut bits = unsafe { memmap2::MmapMut::map_mut(&bits_file) }.map_err(io_err(&bits_path))?;
+    let bits_file = scratch.file().map_err(scratch_err)?;
+    bits_file.set_len(order.div_ceil(8).max(1)).map_err(scratch_err)?;
+    // Safety: a file this process created and alone writes (it has no
+    // name), mapped once.
+    let mut bits = unsafe { memmap2::MmapMut::map_mut(&bits_file) }.map_err(scratch_err)?;
     let mut set = |o: u64| bits[(o / 8) as usize] |= 1 << (o % 8);
     if runs.is_empty() {
         for seen in map.values() {
@@ -305,7 +321,7 @@ pub fn dedup_files(
         }
     } else {
         if !map.is_empty() {
-            runs.push(spill(&mut map, &mut scratch)?);
+            runs.push(spill(&mut map, &mut scratch).map_err(scratch_err)?);
         }
         report.runs = runs.len() as u64;
         // Merge the runs a group at a time (open files stay few), each
@@ -313,19 +329,17 @@ pub fn dedup_files(
         while runs.len() > MERGE_FAN_IN {
             let mut merged = Vec::with_capacity(runs.len().div_ceil(MERGE_FAN_IN));
             for group in runs.chunks(MERGE_FAN_IN) {
-                let path = scratch.file(&format!("run{}", scratch.files.len()));
-                let mut w = BufWriter::new(File::create(&path).map_err(io_err(&path))?);
+                let mut file = scratch.file().map_err(scratch_err)?;
+                let mut w = BufWriter::new(&mut file);
                 merge_runs(group, keep, |key, seen| {
                     w.write_all(&key.to_le_bytes())?;
                     w.write_all(&seen.order.to_le_bytes())?;
                     w.write_all(&[seen.depth])
                 })
-                .map_err(io_err(&path))?;
-                w.flush().map_err(io_err(&path))?;
-                for done in group {
-                    let _ = std::fs::remove_file(done);
-                }
-                merged.push(path);
+                .and_then(|()| w.flush())
+                .map_err(scratch_err)?;
+                drop(w);
+                merged.push(file);
             }
             runs = merged;
         }
@@ -333,7 +347,7 @@ pub fn dedup_files(
             set(seen.order);
             Ok(())
         })
-        .map_err(io_err(&runs[0]))?;
+        .map_err(scratch_err)?;
     }
     drop(map);
 
@@ -345,7 +359,7 @@ pub fn dedup_files(
     for input in inputs {
         header.inputs.extend(KbzReader::open(input)?.header.inputs);
     }
-    let mut writer = KbzWriter::create(output, &header, force).map_err(io_err(output))?;
+    let mut writer = KbzWriter::create_whole(output, &header, force).map_err(io_err(output))?;
     let mut order = 0u64;
     let mut index = 0u64;
     let mut pending: Vec<GameRecord> = Vec::new();
@@ -388,8 +402,7 @@ pub fn dedup_files(
             Ok(report)
         }
         Err(e) => {
-            let _ = writer.close_incomplete();
-            let _ = std::fs::remove_file(output);
+            writer.abandon();
             Err(e)
         }
     }

@@ -229,9 +229,15 @@ impl KbzReader {
 
     /// The message for a file read to its end without an end marker.
     pub fn incomplete_message(&self) -> String {
+        let what = if self.path.as_os_str().as_encoded_bytes().ends_with(b".partial") {
+            "a dedup, merge or relabel that stopped before its end left it: run that command \
+             again (its output appears only once complete)"
+        } else {
+            "the annotate run that wrote it was interrupted or failed: continue it with the same \
+             command and --resume"
+        };
         format!(
-            "{}: incomplete: no end marker after its {} blocks ({} games); the run that wrote it \
-             was interrupted or failed: continue it with `kibitz annotate --resume`",
+            "{}: incomplete: no end marker after its {} blocks ({} games); {what}",
             self.path.display(),
             self.read.blocks,
             self.read.games
@@ -336,14 +342,27 @@ impl KbzReader {
 /// Writes a `.kbz` file block by block.
 pub struct KbzWriter {
     file: File,
+    /// The file being written.
     path: PathBuf,
     written: u64,
     counts: Trailer,
+    /// For an output that appears only once complete
+    /// ([`KbzWriter::create_whole`]): where [`KbzWriter::finish`] moves it.
+    whole: Option<PathBuf>,
+}
+
+/// The file an output made by [`KbzWriter::create_whole`] is written to
+/// until it is complete: its path with `.partial` added.
+pub fn partial_path(path: &Path) -> PathBuf {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    PathBuf::from(partial)
 }
 
 impl KbzWriter {
     /// Creates a file and writes the header. Refuses to replace an existing
-    /// file unless `force`.
+    /// file unless `force` (an error of kind
+    /// [`io::ErrorKind::AlreadyExists`]).
     pub fn create(path: &Path, header: &Header, force: bool) -> io::Result<KbzWriter> {
         let mut options = OpenOptions::new();
         options.write(true);
@@ -352,22 +371,37 @@ impl KbzWriter {
         } else {
             options.create_new(true);
         }
+        // Messages without the path: callers name the output.
         let file = options.open(path).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
-                io::Error::new(
-                    e.kind(),
-                    format!(
-                        "{} exists: use --force to replace it or --resume to continue it",
-                        path.display()
-                    ),
-                )
+                io::Error::new(e.kind(), "exists")
             } else {
-                io::Error::new(e.kind(), format!("cannot create {}: {e}", path.display()))
+                io::Error::new(e.kind(), format!("cannot create: {e}"))
             }
         })?;
-        let mut writer =
-            KbzWriter { file, path: path.to_path_buf(), written: 0, counts: Trailer::default() };
+        let mut writer = KbzWriter {
+            file,
+            path: path.to_path_buf(),
+            written: 0,
+            counts: Trailer::default(),
+            whole: None,
+        };
         writer.write_frame(&encode_frame(header)?)?;
+        Ok(writer)
+    }
+
+    /// Creates an output that appears only once complete, for the jobs that
+    /// cannot continue an interrupted run (dedup, merge, relabel): blocks
+    /// go to [`partial_path`], and [`KbzWriter::finish`] renames it to
+    /// `path`, replacing a file there only when `force`. A job killed part
+    /// way leaves `path` as it was (and a partial file, which the next run
+    /// replaces); [`KbzWriter::abandon`] removes the partial file.
+    pub fn create_whole(path: &Path, header: &Header, force: bool) -> io::Result<KbzWriter> {
+        if !force && path.exists() {
+            return Err(io::Error::new(io::ErrorKind::AlreadyExists, "exists"));
+        }
+        let mut writer = KbzWriter::create(&partial_path(path), header, true)?;
+        writer.whole = Some(path.to_path_buf());
         Ok(writer)
     }
 
@@ -419,7 +453,7 @@ impl KbzWriter {
         // A complete file loses its end marker here and gets it back when
         // the (then empty) continuation finishes: the same bytes.
         Ok((
-            KbzWriter { file, path: path.to_path_buf(), written: good_end, counts },
+            KbzWriter { file, path: path.to_path_buf(), written: good_end, counts, whole: None },
             blocks,
             dropped,
         ))
@@ -438,16 +472,22 @@ impl KbzWriter {
             let _ = self.file.set_len(self.written);
             let _ = self.file.seek(SeekFrom::Start(self.written));
             let _ = self.file.sync_all();
-            return Err(io::Error::new(
-                e.kind(),
-                format!(
+            let message = match &self.whole {
+                Some(whole) => format!(
+                    "writing {}: {e}; {} is not written: run the command again once the cause is \
+                     fixed",
+                    self.path.display(),
+                    whole.display()
+                ),
+                None => format!(
                     "writing {}: {e}; the file keeps its {} complete blocks ({} games) and no end \
-                     marker: continue with --resume once the cause is fixed",
+                     marker: it can be continued once the cause is fixed",
                     self.path.display(),
                     self.counts.blocks,
                     self.counts.games
                 ),
-            ));
+            };
+            return Err(io::Error::new(e.kind(), message));
         }
         self.written += frame.len() as u64;
         Ok(())
@@ -497,16 +537,41 @@ impl KbzWriter {
         let trailer = self.counts.encode();
         self.write_frame(&trailer)?;
         self.file.sync_all()?;
+        if let Some(whole) = &self.whole {
+            std::fs::rename(&self.path, whole).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("cannot move {} to {}: {e}", self.path.display(), whole.display()),
+                )
+            })?;
+            // The rename itself outlives a crash once the directory is synced.
+            let dir =
+                whole.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            File::open(dir)?.sync_all()?;
+        }
         Ok(self.written)
     }
 
     /// Closes an interrupted run without the end marker (synced): the file
     /// holds whole blocks and reads as incomplete until resumed. Returns the
-    /// file's size.
+    /// file's size. An output made whole is abandoned instead (0).
     pub fn close_incomplete(self) -> io::Result<u64> {
+        if self.whole.is_some() {
+            self.abandon();
+            return Ok(0);
+        }
         self.check_still_there()?;
         self.file.sync_all()?;
         Ok(self.written)
+    }
+
+    /// Gives up an output made by [`KbzWriter::create_whole`]: its partial
+    /// file is removed, and the output path is left as it was. (A file
+    /// written in place is left as it is: it holds whole blocks.)
+    pub fn abandon(self) {
+        if self.whole.is_some() {
+            let _ = std::fs::remove_file(&self.path);
+        }
     }
 }
 
