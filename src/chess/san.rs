@@ -150,7 +150,7 @@ fn piece_of(b: u8) -> Option<Role> {
 /// general parser reads. A window of fixed size spares every bounds check:
 /// the PGN reader hands over the text itself, [`San::parse`] a copy padded
 /// with zeros.
-#[inline]
+#[inline(always)]
 pub(crate) fn parse_window(w: &[u8; 8]) -> Option<(San, usize)> {
     let normal = |role, file, rank, capture, to, promotion| San::Normal {
         role,

@@ -608,7 +608,12 @@ fn classify_numeric(tok: &[u8]) -> Token {
 /// three bytes after it or ends within them.
 #[inline(always)]
 fn move_end(t: &[u8], mut i: usize) -> Option<usize> {
-    if matches!(t.get(i), Some(b'+' | b'#')) {
+    let Some(&b) = t.get(i) else { return Some(i) };
+    if b == b' ' {
+        // The common case: a space, and nothing attached to the move.
+        return Some(i);
+    }
+    if matches!(b, b'+' | b'#') {
         i += 1;
     }
     let glyphs = i + 2;
@@ -621,6 +626,45 @@ fn move_end(t: &[u8], mut i: usize) -> Option<usize> {
         Some(b'(') => None,
         Some(&b) => TOKEN_END[b as usize].then_some(i),
     }
+}
+
+/// Whether `b` may stand in a tag name after its first character
+/// (`is_name_byte`, as a table).
+static NAME_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'#' | b'=' | b':' | b'-');
+        b += 1;
+    }
+    table
+};
+
+/// The index of the first `"` or line feed at or after `i`, or the text's
+/// end: eight bytes at a time while eight remain (a tag value is a few
+/// words long, too short for memchr's setup to pay).
+#[inline(always)]
+fn quote_or_line_end(t: &[u8], mut i: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    while let Some(chunk) = t.get(i..i + 8) {
+        let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        // A zero byte in `word ^ pattern` marks the byte sought.
+        let has = |pattern: u64| {
+            let x = word ^ pattern;
+            x.wrapping_sub(ONES) & !x & HIGHS
+        };
+        let found = has(ONES * u64::from(b'"')) | has(ONES * u64::from(b'\n'));
+        if found != 0 {
+            return i + (found.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < t.len() && t[i] != b'"' && t[i] != b'\n' {
+        i += 1;
+    }
+    i
 }
 
 /// Whether a token at `i` of `t` is a result.
@@ -727,10 +771,18 @@ impl<'a> GameReader<'a> {
                 Some(b'\n') => i = j + 1,
                 Some(b'%') if j == i => i = next_line(t, i),
                 Some(b';') => i = next_line(t, j),
-                Some(b'[') => match self.tag_line(j) {
-                    Some(movetext) => return (movetext, false),
-                    None => i = next_line(t, j),
-                },
+                Some(b'[') => {
+                    // The common line, `[Name "value"]` alone, in one pass.
+                    if let Some((name, value, next)) = Self::simple_tag(t, j) {
+                        self.tag(name, value);
+                        i = next;
+                        continue;
+                    }
+                    match self.tag_line(j) {
+                        Some(movetext) => return (movetext, false),
+                        None => i = next_line(t, j),
+                    }
+                }
                 Some(_) => return (i, true),
             }
         }
@@ -742,11 +794,6 @@ impl<'a> GameReader<'a> {
         let t = self.text;
         let end = line_end(t, j);
         let line = &t[j..end];
-        // The common line, `[Name "value"]` alone, without a second look.
-        if let Some(tag) = Self::simple_tag(line) {
-            self.tag(tag.name, tag.value);
-            return None;
-        }
         let mut p = 0;
         let mut tags = 0;
         loop {
@@ -775,28 +822,36 @@ impl<'a> GameReader<'a> {
         }
     }
 
-    /// A line that is one tag and nothing else, with no quote inside its
-    /// value: `[Name "value"]`, a single space between name and value.
-    #[inline]
-    fn simple_tag(line: &[u8]) -> Option<Tag<'_>> {
-        let mut k = 1;
-        if !line.get(k).is_some_and(u8::is_ascii_alphanumeric) {
+    /// The tag line at `j` if it is the common one: `[Name "value"]` alone
+    /// on its line, a single space between name and value, no quote inside
+    /// the value. Returns the name, the value and the next line's start.
+    /// Read in one pass, without looking for the line's end first.
+    #[inline(always)]
+    fn simple_tag(t: &'a [u8], j: usize) -> Option<(&'a [u8], &'a [u8], usize)> {
+        let mut k = j + 1;
+        if !t.get(k).is_some_and(u8::is_ascii_alphanumeric) {
             return None;
         }
-        while k < line.len() && is_name_byte(line[k]) {
+        while k < t.len() && NAME_BYTE[t[k] as usize] {
             k += 1;
         }
-        if line.get(k) != Some(&b' ') || line.get(k + 1) != Some(&b'"') {
+        if t.get(k) != Some(&b' ') || t.get(k + 1) != Some(&b'"') {
             return None;
         }
         let start = k + 2;
-        let close = start + memchr::memchr(b'"', &line[start..])?;
-        let trimmed = line.trim_ascii_end();
-        (close + 2 == trimmed.len() && trimmed[close + 1] == b']').then_some(Tag {
-            name: &line[1..k],
-            value: &line[start..close],
-            end: line.len(),
-        })
+        let close = quote_or_line_end(t, start);
+        if t.get(close) != Some(&b'"') || t.get(close + 1) != Some(&b']') {
+            return None;
+        }
+        let mut next = close + 2;
+        while next < t.len() && is_space(t[next]) {
+            next += 1;
+        }
+        match t.get(next) {
+            None => Some((&t[j + 1..k], &t[start..close], next)),
+            Some(b'\n') => Some((&t[j + 1..k], &t[start..close], next + 1)),
+            Some(_) => None,
+        }
     }
 
     fn tag(&mut self, name: &[u8], value: &'a [u8]) {
@@ -879,7 +934,8 @@ impl<'a> GameReader<'a> {
                 && let Some(end) = move_end(t, i + n)
             {
                 self.main_move(san);
-                i = end;
+                // The space after the move, without a turn of the loop.
+                i = end + usize::from(t.get(end) == Some(&b' '));
                 continue;
             }
             if b.is_ascii_digit() {
@@ -894,7 +950,7 @@ impl<'a> GameReader<'a> {
                 if j > digits_end
                     && (j == len || TOKEN_END[t[j] as usize] || !t[j].is_ascii_digit())
                 {
-                    i = j;
+                    i = j + usize::from(t.get(j) == Some(&b' '));
                     continue;
                 }
             }
@@ -1100,7 +1156,7 @@ impl<'a> GameReader<'a> {
     }
 
     /// A main-line move.
-    #[inline]
+    #[inline(always)]
     fn main_move(&mut self, san: San) {
         let game = &mut self.game;
         game.written_moves += 1;
