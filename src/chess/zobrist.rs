@@ -20,7 +20,10 @@
 //! assert_eq!(Position::startpos().key(), 0x463b96181691fc9c);
 //! ```
 
-use crate::chess::types::{File, Piece, Square};
+use crate::chess::{
+    bitboard::Bitboard,
+    types::{File, Piece, Square},
+};
 
 /// Polyglot's 781 random numbers, in the book format's order.
 #[rustfmt::skip]
@@ -262,6 +265,18 @@ static CASTLING: [u64; 16] = castling_table();
 #[inline]
 pub fn piece_square(piece: Piece, sq: Square) -> u64 {
     PIECE_SQUARE[piece.to_usize()][sq.to_usize()]
+}
+
+/// The XOR of the keys of `piece` on every square of `squares`: its share
+/// of a board's key.
+#[inline(always)]
+pub fn squares_key(piece: Piece, squares: Bitboard) -> u64 {
+    let keys = &PIECE_SQUARE[piece.to_usize()];
+    let mut key = 0;
+    for sq in squares {
+        key ^= keys[sq.to_usize()];
+    }
+    key
 }
 
 /// The key of a set of castling rights (bits as in

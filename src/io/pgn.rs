@@ -635,36 +635,41 @@ static NAME_BYTE: [bool; 256] = {
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'#' | b'=' | b':' | b'-');
+        table[b] =
+            c.is_ascii_alphanumeric() || matches!(c, b'_' | b'+' | b'#' | b'=' | b':' | b'-');
         b += 1;
     }
     table
 };
 
-/// The index of the first `"` or line feed at or after `i`, or the text's
-/// end: eight bytes at a time while eight remain (a tag value is a few
-/// words long, too short for memchr's setup to pay).
+/// The index of the first `a` or `b` at or after `i`, or the text's end:
+/// eight bytes at a time over the first 32 (tag values and clock comments
+/// are a few words long, too short for memchr's setup to pay), memchr2
+/// beyond.
 #[inline(always)]
-fn quote_or_line_end(t: &[u8], mut i: usize) -> usize {
+fn find2(t: &[u8], mut i: usize, a: u8, b: u8) -> usize {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGHS: u64 = 0x8080_8080_8080_8080;
-    while let Some(chunk) = t.get(i..i + 8) {
+    let short = i + 32;
+    while i < short
+        && let Some(chunk) = t.get(i..i + 8)
+    {
         let word = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         // A zero byte in `word ^ pattern` marks the byte sought.
-        let has = |pattern: u64| {
-            let x = word ^ pattern;
+        let has = |byte: u8| {
+            let x = word ^ (ONES * u64::from(byte));
             x.wrapping_sub(ONES) & !x & HIGHS
         };
-        let found = has(ONES * u64::from(b'"')) | has(ONES * u64::from(b'\n'));
+        let found = has(a) | has(b);
         if found != 0 {
             return i + (found.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
-    while i < t.len() && t[i] != b'"' && t[i] != b'\n' {
-        i += 1;
+    if i >= t.len() {
+        return t.len();
     }
-    i
+    memchr::memchr2(a, b, &t[i..]).map_or(t.len(), |k| i + k)
 }
 
 /// Whether a token at `i` of `t` is a result.
@@ -839,7 +844,7 @@ impl<'a> GameReader<'a> {
             return None;
         }
         let start = k + 2;
-        let close = quote_or_line_end(t, start);
+        let close = find2(t, start, b'"', b'\n');
         if t.get(close) != Some(&b'"') || t.get(close + 1) != Some(&b']') {
             return None;
         }
@@ -962,6 +967,15 @@ impl<'a> GameReader<'a> {
                 b' ' | b'\t' | b'\r' | 0x0b | 0x0c | b'}' => i += 1,
                 b'{' => {
                     let body = i + 1;
+                    // The common comment closes on its line (`{ [%clk 0:03:00] }`).
+                    let first = find2(t, body, b'}', b'\n');
+                    if t.get(first) == Some(&b'}') {
+                        if depth == 0 {
+                            self.comment(&t[body..first]);
+                        }
+                        i = first + 1;
+                        continue;
+                    }
                     let close = memchr::memchr(b'}', &t[body..]).map(|k| body + k);
                     // A comment runs to its `}`, across lines, unless the
                     // next game's tags come first (a blank line, then a

@@ -17,7 +17,7 @@ use std::{
 use crate::{
     chess::{
         mv::Move,
-        position::Position,
+        position::{KeyCheck, Position},
         san::{San, SanError},
     },
     io::{
@@ -404,6 +404,8 @@ pub struct Worker<L: Labeller> {
     cancel: Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
     /// What to check after every move of a game.
     verify: Verify,
+    /// The key shares of the positions checked before.
+    keys: KeyCheck,
 }
 
 impl<L: Labeller> Worker<L> {
@@ -424,6 +426,7 @@ impl<L: Labeller> Worker<L> {
             at: (0, 0),
             cancel: None,
             verify: Verify::None,
+            keys: KeyCheck::new(),
         }
     }
 
@@ -763,7 +766,7 @@ impl<L: Labeller> Worker<L> {
             record.moves.push(i);
             made.push(m);
             pos.do_move(m);
-            if let Err(field) = self.verify.check(&pos) {
+            if let Err(field) = self.verify.check(&pos, &mut self.keys) {
                 out.stats.rejected += 1;
                 out.rejected.push(Rejected::in_game(
                     self.at.0,

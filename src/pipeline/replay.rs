@@ -21,7 +21,7 @@ use crate::{
     chess::{
         fen::FenOptions,
         mv::Move,
-        position::{CastlingMode, Position},
+        position::{CastlingMode, KeyCheck, Position},
         san::SanError,
     },
     io::{
@@ -51,12 +51,18 @@ pub enum Verify {
 }
 
 impl Verify {
-    /// Checks `pos` at this level (nothing for [`Verify::None`]).
-    #[inline]
-    pub fn check(self, pos: &Position) -> Result<(), crate::chess::position::StateField> {
+    /// Checks `pos` at this level (nothing for [`Verify::None`]); `keys`
+    /// keeps the key shares of the positions checked before (see
+    /// [`KeyCheck`]).
+    #[inline(always)]
+    pub fn check(
+        self,
+        pos: &Position,
+        keys: &mut KeyCheck,
+    ) -> Result<(), crate::chess::position::StateField> {
         match self {
             Verify::None => Ok(()),
-            Verify::Keys => pos.verify_keys(),
+            Verify::Keys => keys.check(pos),
             Verify::Full | Verify::Undo => pos.verify_state(),
         }
     }
@@ -368,6 +374,7 @@ pub struct Replayer {
     made: Vec<Move>,
     pos: Position,
     startpos: Position,
+    keys: KeyCheck,
     /// For tests: corrupt this key after this ply of this game (of the
     /// chunk), as a bug in `do_move` would.
     #[cfg(test)]
@@ -382,6 +389,7 @@ impl Replayer {
             made: Vec::with_capacity(512),
             pos: Position::startpos(),
             startpos: Position::startpos(),
+            keys: KeyCheck::new(),
             #[cfg(test)]
             corrupt: None,
         }
@@ -429,7 +437,7 @@ impl Replayer {
         }
         #[cfg(test)]
         let corrupt = self.corrupt;
-        let Replayer { options, made, pos, startpos, .. } = self;
+        let Replayer { options, made, pos, startpos, keys, .. } = self;
         if let Err(e) = set_start_position(game, pos, startpos) {
             reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
             if options.keys {
@@ -478,7 +486,7 @@ impl Replayer {
             if m.is_null() {
                 pos.do_null_move();
             } else {
-                pos.do_move(m);
+                pos.do_move_inlined(m);
             }
             made.push(m);
             out.plies += 1;
@@ -489,7 +497,7 @@ impl Replayer {
             {
                 pos.corrupt_key(field);
             }
-            if let Err(field) = options.verify.check(pos) {
+            if let Err(field) = options.verify.check(pos, keys) {
                 reject(
                     out,
                     ply,
@@ -568,7 +576,7 @@ impl Replayer {
                     if pos.is_chess960() {
                         out.chess960_games += 1;
                     }
-                    if let Err(field) = self.options.verify.check(&pos) {
+                    if let Err(field) = self.options.verify.check(&pos, &mut self.keys) {
                         out.rejected.push(Rejected::at(
                             file,
                             local,

@@ -33,6 +33,15 @@ impl Position {
     /// leaves the position inconsistent (never unsafe): check moves from
     /// outside with [`Position::is_legal`] first.
     pub fn do_move(&mut self, m: Move) {
+        self.do_move_inlined(m);
+    }
+
+    /// [`Position::do_move`], always inlined where it is called: replay
+    /// calls it for every ply of a database, with the key check right
+    /// after it (inlined there, the two measured 6% faster in the replay
+    /// bench; the search keeps the call).
+    #[inline(always)]
+    pub(crate) fn do_move_inlined(&mut self, m: Move) {
         debug_assert!(self.is_legal(m), "illegal move {m:?} in {}", self.fen());
         let us = self.side_to_move;
         let them = !us;

@@ -30,7 +30,7 @@ mod legal;
 mod make;
 mod verify;
 
-pub use verify::StateField;
+pub use verify::{KeyCheck, StateField};
 
 use std::fmt;
 

@@ -250,61 +250,13 @@ impl Position {
     /// Polyglot key (the pieces from their bitboards, the side to move, and
     /// the castling rights and en-passant square the state holds, the
     /// square counted only when a pawn can capture there), the pawn key and
-    /// the material key (from the bitboards' counts). What `replay --verify
-    /// keys` runs after every move. Castling rights and the en-passant
+    /// the material key (from the bitboards' counts): `replay --verify
+    /// keys` runs this after every move, through a [`KeyCheck`] that keeps
+    /// the shares of the pieces a move left alone. Castling rights and the en-passant
     /// square are history, not board: that they are right is
     /// [`Position::verify_state`]'s check, with every other field.
     pub fn verify_keys(&self) -> Result<(), StateField> {
-        let st = self.st();
-        let c = &st.copied;
-        // A loop per piece over its bitboard: four instructions a square
-        // (the piece is a constant in each loop, so no mailbox lookup),
-        // and the pawns' terms go to the pawn key too.
-        let mut key = 0;
-        let mut pawn_key = zobrist::NO_PAWNS;
-        let mut add = |piece: Piece| {
-            let mut k = 0;
-            for sq in self.pieces(piece.color(), piece.role()) {
-                k ^= zobrist::piece_square(piece, sq);
-            }
-            key ^= k;
-            if piece.role() == Role::Pawn {
-                pawn_key ^= k;
-            }
-        };
-        add(Piece::WhitePawn);
-        add(Piece::BlackPawn);
-        add(Piece::WhiteKnight);
-        add(Piece::BlackKnight);
-        add(Piece::WhiteBishop);
-        add(Piece::BlackBishop);
-        add(Piece::WhiteRook);
-        add(Piece::BlackRook);
-        add(Piece::WhiteQueen);
-        add(Piece::BlackQueen);
-        add(Piece::WhiteKing);
-        add(Piece::BlackKing);
-        // The material key from each piece's count on the bitboards.
-        let material_key = Piece::ALL.iter().fold(0, |k, &piece| {
-            k ^ zobrist::material_of_count(piece, self.pieces(piece.color(), piece.role()).count())
-        });
-        key ^= zobrist::castling(c.castling_rights);
-        if let Some(ep) = self.compute_ep_square() {
-            key ^= zobrist::en_passant(ep.file());
-        }
-        if self.side_to_move == Color::White {
-            key ^= zobrist::WHITE_TO_MOVE;
-        }
-        if key != st.key {
-            return Err(StateField::Key);
-        }
-        if pawn_key != c.pawn_key {
-            return Err(StateField::PawnKey);
-        }
-        if material_key != c.material_key {
-            return Err(StateField::MaterialKey);
-        }
-        Ok(())
+        KeyCheck::new().check(self)
     }
 
     /// Flips a bit of one of the three keys in the current state, as a bug
@@ -422,6 +374,130 @@ pub enum StateField {
     OpponentInCheck,
 }
 
+/// The keys of boards computed from scratch, one board after another, as
+/// `replay --verify keys` checks them after every move.
+///
+/// A board's Polyglot key, pawn key and material key are XORs of shares,
+/// one per piece (white pawn, black pawn, ...), each a function of that
+/// piece's bitboard alone: the keys of its squares, and of its count. The
+/// check keeps each share with the bitboard it was computed from and
+/// computes it again only when the bitboard differs: a move changes one or
+/// two pieces' bitboards, so the other ten shares are known. This is a
+/// cache of a pure function of the board, not the incremental key: every
+/// share is what a full computation from the bitboards gives, and the
+/// keys are compared with the incremental ones as
+/// [`Position::verify_keys`] compares them (which computes every share).
+#[derive(Clone, Debug)]
+pub struct KeyCheck {
+    /// The bitboard each share was computed from; a thirteenth, empty,
+    /// slot takes the work of a piece that did not change.
+    boards: [u64; 13],
+    /// Each piece's share of the Polyglot key (its squares).
+    squares: [u64; 13],
+    /// Each piece's share of the material key (its count).
+    counts: [u64; 13],
+    /// The XOR of the twelve pieces' shares of the Polyglot key...
+    key: u64,
+    /// ... and of the material key.
+    material: u64,
+}
+
+impl Default for KeyCheck {
+    fn default() -> KeyCheck {
+        KeyCheck::new()
+    }
+}
+
+/// The slot of [`KeyCheck`] that no piece has.
+const NO_PIECE: usize = 12;
+
+impl KeyCheck {
+    /// A check with no share known: the first board computes all twelve.
+    pub fn new() -> KeyCheck {
+        // No board has all 64 squares of one piece: every share is computed
+        // on first use.
+        let mut boards = [u64::MAX; 13];
+        let mut counts = [0; 13];
+        // The empty slot holds what it computes, so it changes no sum.
+        boards[NO_PIECE] = 0;
+        counts[NO_PIECE] = zobrist::material_of_count(Piece::ALL[0], 0);
+        KeyCheck { boards, squares: [0; 13], counts, key: 0, material: 0 }
+    }
+
+    /// Computes the shares of slot `i` from `board`, and the sums with
+    /// them in place of the old ones.
+    #[inline(always)]
+    fn compute(&mut self, i: usize, board: u64) {
+        let piece = Piece::ALL[i % 12];
+        let board = Bitboard(board);
+        let squares = zobrist::squares_key(piece, board);
+        let count = zobrist::material_of_count(piece, board.count());
+        self.key ^= self.squares[i] ^ squares;
+        self.material ^= self.counts[i] ^ count;
+        self.boards[i] = board.0;
+        self.squares[i] = squares;
+        self.counts[i] = count;
+    }
+
+    /// Compares `pos`'s incremental Polyglot key, pawn key and material key
+    /// with the keys of its board computed from scratch (castling rights
+    /// and the en-passant square as the state holds them, the en-passant
+    /// file counted only when a pawn can capture); names the first that
+    /// differs.
+    #[inline(always)]
+    pub fn check(&mut self, pos: &Position) -> Result<(), StateField> {
+        // The pieces whose bitboards changed, found without a branch.
+        let mut boards = [0u64; 13];
+        for (board, piece) in boards.iter_mut().zip(Piece::ALL) {
+            *board = pos.pieces(piece.color(), piece.role()).0;
+        }
+        let mut changed = 0u32;
+        for (i, (&now, &then)) in boards.iter().zip(&self.boards).enumerate() {
+            changed |= u32::from(now != then) << i;
+        }
+        if changed.count_ones() <= 2 {
+            // A move, castling and en passant included, changes at most two
+            // pieces: two slots, the unused ones empty, and no branch on
+            // which.
+            let first = (changed.trailing_zeros() as usize).min(NO_PIECE);
+            let rest = changed & changed.wrapping_sub(1);
+            let second = (rest.trailing_zeros() as usize).min(NO_PIECE);
+            self.compute(first, boards[first]);
+            self.compute(second, boards[second]);
+        } else {
+            // A game's start, a promotion that captures.
+            for i in Bitboard(u64::from(changed)) {
+                let i = i.to_usize();
+                self.compute(i, boards[i]);
+            }
+        }
+        let mut key = self.key;
+        let material_key = self.material;
+        let pawn_key = zobrist::NO_PAWNS
+            ^ self.squares[Piece::WhitePawn.to_usize()]
+            ^ self.squares[Piece::BlackPawn.to_usize()];
+        let st = pos.st();
+        let c = &st.copied;
+        key ^= zobrist::castling(c.castling_rights);
+        if let Some(ep) = pos.compute_ep_square() {
+            key ^= zobrist::en_passant(ep.file());
+        }
+        if pos.side_to_move == Color::White {
+            key ^= zobrist::WHITE_TO_MOVE;
+        }
+        if key != st.key {
+            return Err(StateField::Key);
+        }
+        if pawn_key != c.pawn_key {
+            return Err(StateField::PawnKey);
+        }
+        if material_key != c.material_key {
+            return Err(StateField::MaterialKey);
+        }
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -445,6 +521,64 @@ mod tests {
                 bad.corrupt_key(field);
                 assert_eq!(bad.verify_keys(), Err(field), "{fen}");
                 assert_eq!(bad.verify_state(), Err(field), "{fen}");
+            }
+        }
+    }
+
+    /// A [`KeyCheck`] kept from one position to the next (the moves of
+    /// random games, and jumps to unrelated positions, as between games)
+    /// gives what a full computation gives, and its kept shares never hide
+    /// a corrupted key: every one is named, at every ply.
+    #[test]
+    fn a_key_check_kept_across_positions_agrees_and_catches_each_key() {
+        let starts = [
+            crate::chess::fen::STARTPOS,
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/P6k/8/8/8/8/6Kp/8 w - - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+        ];
+        let mut keys = KeyCheck::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut plies = 0;
+        for game in 0..40 {
+            let mut pos = Position::from_fen(starts[game % starts.len()]).unwrap();
+            for _ in 0..120 {
+                assert_eq!(keys.check(&pos), Ok(()), "{}", pos.fen());
+                for field in [StateField::Key, StateField::PawnKey, StateField::MaterialKey] {
+                    let mut bad = pos.clone();
+                    bad.corrupt_key(field);
+                    assert_eq!(keys.check(&bad), Err(field), "{}", pos.fen());
+                }
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                pos.do_move(moves[(state % moves.len() as u64) as usize]);
+                plies += 1;
+            }
+        }
+        assert!(plies > 3000, "{plies}");
+    }
+
+    /// A piece's share of the key is the XOR of its squares' keys.
+    #[test]
+    fn squares_key_is_the_xor_of_the_squares_keys() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Sparse and dense bitboards alike.
+            let squares = Bitboard(state & (state >> (state % 7)));
+            for piece in Piece::ALL {
+                let mut expected = 0;
+                for sq in squares {
+                    expected ^= zobrist::piece_square(piece, sq);
+                }
+                assert_eq!(zobrist::squares_key(piece, squares), expected);
             }
         }
     }
