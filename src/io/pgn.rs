@@ -976,30 +976,25 @@ impl<'a> GameReader<'a> {
                         i = first + 1;
                         continue;
                     }
-                    let close = memchr::memchr(b'}', &t[body..]).map(|k| body + k);
                     // A comment runs to its `}`, across lines, unless the
                     // next game's tags come first (a blank line, then a
                     // line opening with a tag, where the splitter cuts too).
-                    let limit = close.unwrap_or(len);
-                    let comment = &t[body..limit];
-                    let cut = if memchr::memchr(b'\n', comment).is_some() {
-                        next_game_in(comment).map(|k| body + k)
-                    } else {
-                        None
-                    };
-                    match (close, cut) {
-                        (Some(close), None) => {
+                    match comment_end(t, body) {
+                        CommentEnd::Closed(close) => {
                             if depth == 0 {
                                 self.comment(&t[body..close]);
                             }
                             i = close + 1;
                         }
-                        (_, cut) => {
+                        end => {
                             if depth == 0 {
-                                let first_line = line_end(t, i).min(limit);
+                                let first_line = line_end(t, i);
                                 self.bad(BadTokenKind::UnterminatedComment, &t[i..first_line]);
                             }
-                            return cut.unwrap_or(len);
+                            return match end {
+                                CommentEnd::Cut(cut) => cut,
+                                _ => len,
+                            };
                         }
                     }
                 }
@@ -1087,16 +1082,11 @@ impl<'a> GameReader<'a> {
                         i += 1;
                     }
                 }
-                Some(b'{') => {
-                    let body = i + 1;
-                    let close = memchr::memchr(b'}', &t[body..]).map(|k| body + k);
-                    let comment = &t[body..close.unwrap_or(t.len())];
-                    match (close, next_game_in(comment)) {
-                        (Some(close), None) => i = close + 1,
-                        (_, Some(k)) => return body + k,
-                        (None, None) => return t.len(),
-                    }
-                }
+                Some(b'{') => match comment_end(t, i + 1) {
+                    CommentEnd::Closed(close) => i = close + 1,
+                    CommentEnd::Cut(cut) => return cut,
+                    CommentEnd::Open => return t.len(),
+                },
                 Some(_) => return i,
             }
         }
@@ -1113,20 +1103,33 @@ impl<'a> GameReader<'a> {
         }
         let t = self.text;
         let mut i = k;
+        // Only spaces since the last line feed.
         let mut line_start = true;
         loop {
             let Some(&b) = t.get(i) else { return false };
             match b {
+                // Another blank line decides for itself: each look ahead
+                // stops there, so the text is looked at a bounded number of
+                // times whatever its blank lines.
+                b'\n' if line_start => return false,
                 b'\n' => {
                     i += 1;
                     line_start = true;
                     continue;
                 }
-                b'%' if line_start && (i == 0 || t[i - 1] == b'\n') => i = next_line(t, i),
+                _ if is_space(b) => {
+                    i += 1;
+                    continue;
+                }
+                b'%' if i == 0 || t[i - 1] == b'\n' => {
+                    i = next_line(t, i);
+                    continue;
+                }
                 b';' => i = line_end(t, i),
-                b'{' => match memchr::memchr(b'}', &t[i..]) {
-                    Some(close) => i += close + 1,
-                    None => return false,
+                b'{' => match comment_end(t, i + 1) {
+                    CommentEnd::Closed(close) => i = close + 1,
+                    // Never closed in this game: the game reads it, and says so.
+                    CommentEnd::Cut(_) | CommentEnd::Open => return false,
                 },
                 b'$' => {
                     i += 1;
@@ -1136,7 +1139,6 @@ impl<'a> GameReader<'a> {
                 }
                 b'[' if line_start && is_tag_start(t, i) => return true,
                 b'[' if wrapper_len(t, i).is_some() => i += wrapper_len(t, i).unwrap_or(1),
-                _ if is_space(b) => i += 1,
                 _ => return !(is_result_at(t, i) || self.continues_numbering(i)),
             }
             line_start = false;
@@ -1225,23 +1227,40 @@ impl<'a> GameReader<'a> {
     }
 }
 
-/// Where a blank line followed by a line opening with a tag starts the
-/// next game's tags inside `text`: the index of that `[`.
-fn next_game_in(text: &[u8]) -> Option<usize> {
-    let finder = memchr::memmem::Finder::new(b"\n[");
-    let mut from = 0;
-    while let Some(k) = finder.find(&text[from..]) {
-        let at = from + k;
-        let before = &text[..at];
-        if let Some(n) = memchr::memrchr(b'\n', before)
-            && before[n + 1..].iter().all(|&b| is_space(b))
-            && is_tag_start(text, at + 1)
-        {
-            return Some(at + 1);
+/// Where a comment ends.
+enum CommentEnd {
+    /// At its `}`.
+    Closed(usize),
+    /// Never closed before the next game's tags start here (a blank line,
+    /// then a line opening with a tag: where the splitter cuts too).
+    Cut(usize),
+    /// Never closed before the text's end.
+    Open,
+}
+
+/// Where the comment whose text starts at `body` (just past its `{`)
+/// ends: one pass up to its `}` or the next game's tags, whichever comes
+/// first, so a comment never closed costs no more than its game's text
+/// (a search to the text's end for each would make a text of such games
+/// quadratic).
+fn comment_end(t: &[u8], body: usize) -> CommentEnd {
+    let mut line = body;
+    let mut p = body;
+    loop {
+        let Some(k) = memchr::memchr2(b'}', b'\n', &t[p..]) else { return CommentEnd::Open };
+        let q = p + k;
+        if t[q] == b'}' {
+            return CommentEnd::Closed(q);
         }
-        from = at + 1;
+        // `q` ends the line that starts at `line` (the comment's first line,
+        // which holds its `{`, is never blank).
+        let blank = line != body && t[line..q].iter().all(|&b| is_space(b));
+        if blank && is_tag_start(t, q + 1) {
+            return CommentEnd::Cut(q + 1);
+        }
+        line = q + 1;
+        p = q + 1;
     }
-    None
 }
 
 #[cfg(test)]
