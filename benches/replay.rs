@@ -10,7 +10,10 @@
 //! * `lichess`: the shared Lichess samples (2016-05, 2017-05), short
 //!   movetext and many tags;
 //! * `tcec`: the TCEC Season 13 superfinal, engine games with a long
-//!   comment after every move;
+//!   comment after every move (each run reads it eight times, kibitz as
+//!   eight inputs of one process: 100 MB of it is only 345,670 plies, a
+//!   run of about 50 ms, of which starting a process would be a few
+//!   percent);
 //! * `real`: nine of the ten real databases of `pgn/real` (TWIC, CCRL,
 //!   chess.com, Lichess 2025, ChessBase, Latin-1 miniatures, cutechess):
 //!   every kind of source the shared data holds. The old Tal database is
@@ -20,6 +23,29 @@
 //!
 //! Configurations:
 //!
+//! * kibitz with `--threads 1` (everything on one thread) and `--threads 2`;
+//! * the peer on one thread, and with one reader thread feeding two workers
+//!   (its best on two cores);
+//! * kibitz with `--verify full` (every incremental field checked at
+//!   every ply) and `--verify none` (no check) for reference;
+//! * pgn-reader alone, collecting each game's SANs and playing none: the
+//!   peer's parser, a floor under the peer; and kibitz's reader alone the
+//!   same way, on the text of kibitz's own source (plain text mapped, zstd
+//!   decoded as a stream and cut into chunks), the part of a replay that
+//!   reading costs;
+//! * the floor: `zstd -dc FILE > /dev/null`, and `pgn-extract -s -o
+//!   /dev/null` when installed.
+//!
+//! ```text
+//! cargo bench --bench replay                 # 3 rounds, every corpus, plain and zstd
+//! cargo bench --bench replay -- --rounds 5
+//! cargo bench --bench replay -- --corpus tcec --plain --only "keys, 1 thread,parse"
+//! ```
+//!
+//! `--only A,B` runs the configurations whose names hold one of the
+//! strings (the peer on one thread always runs: the plies are checked
+//! against it).
+
 use std::{
     fs::File,
     io::{self, BufWriter, Read, Write},
@@ -63,6 +89,15 @@ fn corpus_unit(name: &str) -> Vec<&'static str> {
         ],
         _ => panic!("unknown corpus {name}: lichess, tcec or real"),
     }
+}
+
+/// How many times a run reads a corpus: the TCEC games hold few plies for
+/// their bytes (a long comment after every move), and a run of 100 MB of
+/// them lasts about 50 ms, of which starting kibitz's process would be a
+/// few percent; eight times through, each run replays 2.8 million plies,
+/// as the Lichess corpus's runs replay 8.4 million.
+fn times_through(name: &str) -> usize {
+    if name == "tcec" { 8 } else { 1 }
 }
 
 /// Builds a corpus once: returns (plain path, zstd path).
@@ -200,39 +235,37 @@ fn parse_only(path: &Path) -> u64 {
 }
 
 /// kibitz's PGN reader alone on one thread (games read, SANs parsed,
-/// nothing played): the part of a replay that reading costs.
+/// nothing played), its text from kibitz's own source as replay reads it
+/// (a plain file mapped, zstd decoded as a stream and cut into chunks):
+/// the part of a replay that reading costs.
 fn kibitz_parse_only(path: &Path) -> u64 {
-    // Plain text mapped as replay maps it; zstd decoded whole first.
-    let file = File::open(path).expect("corpus");
-    let decoded;
-    let mapped;
-    let text: &[u8] = if path.extension().is_some_and(|e| e == "zst") {
-        decoded = zstd::decode_all(file).expect("zstd");
-        &decoded
-    } else {
-        // Safety: the corpus is written once by this bench and not changed
-        // while it runs.
-        mapped = unsafe { memmap2::Mmap::map(&file) }.expect("map the corpus");
-        &mapped
-    };
+    use kibitz::io::source::{ChunkConfig, InputEvent, read_input};
     let no_tags: [Vec<u8>; 0] = [];
-    let mut reader = kibitz::io::pgn::GameReader::new(text, 0, &no_tags);
-    // As replay reads: `[%eval]` and `[%clk]` comments not parsed.
-    reader.set_annotations(false);
     let mut sans = 0;
-    while let Some(game) = reader.next_game() {
-        sans += game.moves.len() as u64;
-    }
+    read_input(0, path, None, &ChunkConfig::default(), &mut |event| {
+        if let InputEvent::Chunk(chunk) = event {
+            let mut reader = kibitz::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
+            // As replay reads: `[%eval]` and `[%clk]` comments not parsed.
+            reader.set_annotations(false);
+            while let Some(game) = reader.next_game() {
+                sans += game.moves.len() as u64;
+            }
+            chunk.data.release();
+        }
+        true
+    });
     sans
 }
 
-fn peer_threads(path: &Path, workers: usize) -> u64 {
+fn peer_threads(path: &Path, workers: usize, times: usize) -> u64 {
     let (send, recv) = crossbeam_channel::bounded::<Game>(128);
     std::thread::scope(|scope| {
         scope.spawn(move || {
-            let mut reader = Reader::new(open(path));
-            for game in reader.read_games(&mut Collector) {
-                send.send(game.expect("io")).expect("send");
+            for _ in 0..times {
+                let mut reader = Reader::new(open(path));
+                for game in reader.read_games(&mut Collector) {
+                    send.send(game.expect("io")).expect("send");
+                }
             }
         });
         let handles: Vec<_> = (0..workers)
@@ -249,11 +282,12 @@ fn peer_threads(path: &Path, workers: usize) -> u64 {
 // ---------------------------------------------------------------------------
 // kibitz, through its binary.
 
-fn kibitz(path: &Path, threads: usize, verify: &str) -> u64 {
+/// kibitz's replay of `path` given `times` times as inputs of one run.
+fn kibitz(path: &Path, threads: usize, verify: &str, times: usize) -> u64 {
     let out = Command::new(env!("CARGO_BIN_EXE_kibitz"))
         .args(["replay", "--quiet", "--json", "--verify", verify, "--threads"])
         .arg(threads.to_string())
-        .arg(path)
+        .args(std::iter::repeat_n(path, times))
         .output()
         .expect("run kibitz");
     assert!(out.status.success(), "kibitz failed: {}", String::from_utf8_lossy(&out.stderr));
@@ -309,21 +343,25 @@ fn main() {
         }
         for path in paths {
             let label = if path == &zst { "zstd" } else { "plain" };
-            let expected = peer_single(path);
+            let k = times_through(name);
+            let expected = peer_single(path) * k as u64;
             // (name, what runs): kibitz's three verify levels on one and two
-            // threads, the peer's two configurations, the parsers alone.
-            type Run = Box<dyn Fn(&Path) -> u64>;
+            // threads, the peer's two configurations, the parsers alone;
+            // each reads the corpus `k` times (kibitz in one process).
+            type Run = Box<dyn Fn(&Path, usize) -> u64>;
+            let again =
+                |f: fn(&Path) -> u64| -> Run { Box::new(move |p, k| (0..k).map(|_| f(p)).sum()) };
             let all: Vec<(&str, Run)> = vec![
-                ("kibitz keys, 1 thread", Box::new(|p| kibitz(p, 1, "keys"))),
-                ("kibitz keys, 2 threads", Box::new(|p| kibitz(p, 2, "keys"))),
-                ("peer 1 thread", Box::new(peer_single)),
-                ("peer reader+2 workers", Box::new(|p| peer_threads(p, 2))),
-                ("kibitz full, 1 thread", Box::new(|p| kibitz(p, 1, "full"))),
-                ("kibitz full, 2 threads", Box::new(|p| kibitz(p, 2, "full"))),
-                ("kibitz none, 1 thread", Box::new(|p| kibitz(p, 1, "none"))),
-                ("kibitz none, 2 threads", Box::new(|p| kibitz(p, 2, "none"))),
-                ("pgn-reader parse only", Box::new(parse_only)),
-                ("kibitz parse only", Box::new(kibitz_parse_only)),
+                ("kibitz keys, 1 thread", Box::new(|p, k| kibitz(p, 1, "keys", k))),
+                ("kibitz keys, 2 threads", Box::new(|p, k| kibitz(p, 2, "keys", k))),
+                ("peer 1 thread", again(peer_single)),
+                ("peer reader+2 workers", Box::new(|p, k| peer_threads(p, 2, k))),
+                ("kibitz full, 1 thread", Box::new(|p, k| kibitz(p, 1, "full", k))),
+                ("kibitz full, 2 threads", Box::new(|p, k| kibitz(p, 2, "full", k))),
+                ("kibitz none, 1 thread", Box::new(|p, k| kibitz(p, 1, "none", k))),
+                ("kibitz none, 2 threads", Box::new(|p, k| kibitz(p, 2, "none", k))),
+                ("pgn-reader parse only", again(parse_only)),
+                ("kibitz parse only", again(kibitz_parse_only)),
             ];
             let configs: Vec<(&str, Run)> = all
                 .into_iter()
@@ -335,7 +373,7 @@ fn main() {
             for _ in 0..rounds {
                 for ((name, run), times) in configs.iter().zip(times.iter_mut()) {
                     let start = Instant::now();
-                    let plies = run(path);
+                    let plies = run(path, k);
                     times.push(start.elapsed().as_secs_f64());
                     assert_eq!(plies, expected, "{name} counted other plies");
                 }
@@ -346,7 +384,7 @@ fn main() {
                 .map(|((n, _), t)| (*n, expected as f64 / median(t)))
                 .collect();
             let rate = |n: &str| rates.iter().find(|r| r.0 == n).map(|r| r.1);
-            println!("{name}, {label}: {expected} plies");
+            println!("{name}, {label}: {expected} plies ({k} times through the corpus)");
             for (n, r) in &rates {
                 println!("  {n:<24} {:>7.2} M plies/s  {:>6.1} ns/ply", r / 1e6, 1e9 / r);
             }
