@@ -26,7 +26,7 @@ pub struct ChunkConfig {
 
 impl Default for ChunkConfig {
     fn default() -> ChunkConfig {
-        ChunkConfig { target: 1 << 20, max_game: 256 << 20, frame_window: 8, max_text: u64::MAX }
+        ChunkConfig { target: 256 << 10, max_game: 256 << 20, frame_window: 8, max_text: u64::MAX }
     }
 }
 

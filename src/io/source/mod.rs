@@ -272,22 +272,7 @@ impl InputReader<'_, '_> {
                 if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
                     self.zstd_frames(map, &frames, format)
                 } else {
-                    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
-                    let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
-                    match zstd::stream::read::Decoder::with_buffer(BufReader::with_capacity(
-                        1 << 17,
-                        counting,
-                    )) {
-                        Ok(decoder) => {
-                            let out =
-                                self.split_stream(decoder, Some(size), compression, format, &count);
-                            (count.load(std::sync::atomic::Ordering::Relaxed), out)
-                        }
-                        Err(e) => {
-                            self.error(Some(0), format!("cannot start zstd decoding: {e}"));
-                            (0, 0)
-                        }
-                    }
+                    self.zstd_stream(map, format)
                 }
             }
             Compression::Gzip => {
@@ -454,19 +439,148 @@ impl InputReader<'_, '_> {
         count: &std::sync::atomic::AtomicU64,
     ) -> bool {
         let Some(s) = splitter.as_mut() else { return true };
+        s.buf.extend_from_slice(data);
+        self.pushed(splitter, count)
+    }
+
+    /// Text was added at the end of the splitter's buffer: sends the chunks
+    /// it makes, or stops the input at `--max-bytes` as [`Self::push_text`]
+    /// says.
+    fn pushed(
+        &mut self,
+        splitter: &mut Option<Splitter>,
+        count: &std::sync::atomic::AtomicU64,
+    ) -> bool {
+        let Some(s) = splitter.as_mut() else { return true };
         let max = self.config.max_text;
-        let room = max.saturating_sub(s.offset + s.buf.len() as u64);
-        if data.len() as u64 <= room {
-            s.buf.extend_from_slice(data);
+        let end = s.offset + s.buf.len() as u64;
+        if end <= max {
             self.drain_splitter(splitter, count, false);
             return true;
         }
-        s.buf.extend_from_slice(&data[..room as usize]);
-        let keep = rfind_boundary(&s.buf, s.buf.len(), s.format).unwrap_or(0);
+        let within = s.buf.len() - (end - max) as usize;
+        let keep = rfind_boundary(&s.buf[..within], within, s.format).unwrap_or(0);
         s.buf.truncate(keep);
         self.flush_splitter(splitter, count);
         self.error(Some(max), max_bytes_message(max));
         false
+    }
+
+    /// A mapped zstd file decoded as one stream (one frame, or frames too
+    /// large to decode whole in parallel). The decoder writes straight into
+    /// the splitter's buffer, so the text is copied once, from the
+    /// decoder's window to the chunk, as a reader with its own buffer
+    /// (pgn-reader's) copies it; the compressed pages behind the decoder are
+    /// released as it goes. Returns (bytes in, bytes out).
+    fn zstd_stream(&mut self, map: &GuardedMap, format: Option<Format>) -> (u64, u64) {
+        use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
+        /// Text decoded per call: a chunk's worth arrives in a few calls.
+        const STEP: usize = 1 << 17;
+        let file = self.file;
+        let count = std::sync::atomic::AtomicU64::new(0);
+        let mut decoder = match Decoder::new() {
+            Ok(d) => d,
+            Err(e) => {
+                self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                return (0, 0);
+            }
+        };
+        let mut input = InBuffer::around(&map[..]);
+        let mut released = 0;
+        // The first text goes here, to sniff the format before there is a
+        // splitter to write into.
+        let mut first: Vec<u8> = Vec::new();
+        let mut splitter: Option<Splitter> = None;
+        // 0 once a frame is complete: the input may end there.
+        let mut frame_done = true;
+        loop {
+            if self.stopped {
+                break;
+            }
+            let buf = match splitter.as_mut() {
+                Some(s) => &mut s.buf,
+                None => &mut first,
+            };
+            let len = buf.len();
+            buf.reserve(STEP);
+            let mut room = Room { vec: buf, end: len + STEP };
+            let mut out = OutBuffer::around_pos(&mut room, len);
+            let result = decoder.run(&mut input, &mut out);
+            let produced = out.pos() - len;
+            let at = input.pos();
+            count.store(at as u64, std::sync::atomic::Ordering::Relaxed);
+            if at - released > 16 << 20 {
+                let end = (at - (1 << 20)) / 4096 * 4096;
+                // Safety: a read-only shared file mapping; the dropped pages
+                // are behind the decoder and only re-read from the file if
+                // touched again, which this reader never does.
+                let _ = unsafe {
+                    map.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        released,
+                        end - released,
+                    )
+                };
+                released = end;
+            }
+            let broken = match result {
+                Ok(hint) => {
+                    frame_done = hint == 0;
+                    (produced == 0 && at == map.len() && !frame_done)
+                        .then(|| "incomplete frame".to_string())
+                }
+                Err(e) => Some(e.to_string()),
+            };
+            if splitter.is_none() && (!first.is_empty() || broken.is_some()) {
+                let format = format.unwrap_or_else(|| sniff_format(&first));
+                self.send(InputEvent::Start {
+                    file,
+                    size: Some(map.len() as u64),
+                    compression: Compression::Zstd,
+                    format,
+                });
+                if let Some(why) = binary_at(&first) {
+                    self.error(Some(0), why);
+                    return (at as u64, 0);
+                }
+                splitter = Some(Splitter::new(format, self.config));
+                let text = std::mem::take(&mut first);
+                if !self.push_text(&mut splitter, &text, &count) {
+                    break;
+                }
+            } else if produced > 0 && !self.pushed(&mut splitter, &count) {
+                break;
+            }
+            if let Some(e) = broken {
+                // Hand over the whole games decoded, then report where it
+                // broke.
+                let cut = drop_cut_game(&mut splitter);
+                self.flush_splitter(&mut splitter, &count);
+                self.error(
+                    Some(at as u64),
+                    format!(
+                        "zstd data broken near compressed byte {at}: {e}{}",
+                        cut_game_note(cut)
+                    ),
+                );
+                return (at as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64));
+            }
+            if at == map.len() && produced < STEP && frame_done {
+                break;
+            }
+        }
+        if splitter.is_none() && !self.stopped {
+            // No text at all (skippable frames, or an empty frame).
+            self.send(InputEvent::Start {
+                file,
+                size: Some(map.len() as u64),
+                compression: Compression::Zstd,
+                format: format.unwrap_or(Format::Pgn),
+            });
+        }
+        self.flush_splitter(&mut splitter, &count);
+        let bytes_in = count.load(std::sync::atomic::Ordering::Relaxed);
+        (bytes_in, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
     }
 
     fn flush_splitter(
@@ -566,6 +680,33 @@ impl InputReader<'_, '_> {
         }
         self.flush_splitter(&mut splitter, &count);
         (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
+    }
+}
+
+/// A vector's spare room, up to `end` bytes of it, as zstd's output: the
+/// decoder writes decoded text straight into a splitter's buffer.
+struct Room<'a> {
+    vec: &'a mut Vec<u8>,
+    end: usize,
+}
+
+// Safety: `capacity` never exceeds the vector's (the caller reserves `end`
+// bytes first, and it is clamped), `as_mut_ptr` is the vector's buffer, and
+// zstd calls `filled_until(n)` only after writing every byte below `n`
+// (n <= capacity), so `set_len` covers initialised bytes only.
+unsafe impl zstd::zstd_safe::WriteBuf for Room<'_> {
+    fn as_slice(&self) -> &[u8] {
+        self.vec
+    }
+    fn capacity(&self) -> usize {
+        self.end.min(self.vec.capacity())
+    }
+    fn as_mut_ptr(&mut self) -> *mut u8 {
+        self.vec.as_mut_ptr()
+    }
+    unsafe fn filled_until(&mut self, n: usize) {
+        // Safety: as above, the bytes below `n` are initialised.
+        unsafe { self.vec.set_len(n) }
     }
 }
 
