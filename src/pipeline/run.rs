@@ -20,7 +20,9 @@ use std::{
 
 use crossbeam_channel::bounded;
 
-use crate::io::source::{self, Chunk, ChunkConfig, Compression, Format, InputEvent};
+use crate::io::source::{
+    self, Chunk, ChunkConfig, ChunkData, Compression, Format, InputEvent, Release,
+};
 
 /// What the caller receives, in input order.
 #[derive(Debug)]
@@ -123,6 +125,7 @@ where
         let mut state = init();
         let mut go_on = true;
         let mut games = 0u64;
+        let mut release = Release::default();
         for (file, path) in config.inputs.iter().enumerate() {
             if !go_on {
                 break;
@@ -135,7 +138,7 @@ where
                             games += count_games(&chunk);
                         }
                         let result = work(&mut state, &chunk);
-                        chunk.data.release();
+                        release.after(chunk.file, &chunk.data);
                         let cut = cut_short(&chunk);
                         go_on = on_event(chunk_event(&chunk, result));
                         if go_on && let Some(cut) = cut {
@@ -208,10 +211,13 @@ where
                     let outcome = match event {
                         InputEvent::Chunk(chunk) => {
                             let result = work(&mut state, &chunk);
-                            chunk.data.release();
-                            (chunk_event(&chunk, result), cut_short(&chunk))
+                            // A mapped chunk's pages are released in input
+                            // order, on the caller's side.
+                            let mapped = matches!(chunk.data, ChunkData::Mapped(..))
+                                .then(|| (chunk.file, chunk.data.clone()));
+                            (chunk_event(&chunk, result), cut_short(&chunk), mapped)
                         }
-                        other => (pass_through(other), None),
+                        other => (pass_through(other), None, None),
                     };
                     if result_tx.send((seq, outcome)).is_err() {
                         break;
@@ -225,14 +231,18 @@ where
         // The caller's side: restore input order.
         let mut permits = Some(permit_tx);
         let mut pending: BTreeMap<u64, Outcome<R>> = BTreeMap::new();
+        let mut release = Release::default();
         let mut next = 0u64;
         for (seq, outcome) in result_rx.iter() {
             if permits.is_none() {
                 continue; // Stopped: drain so the workers can finish.
             }
             pending.insert(seq, outcome);
-            while let Some((event, cut)) = pending.remove(&next) {
+            while let Some((event, cut, mapped)) = pending.remove(&next) {
                 next += 1;
+                if let Some((file, data)) = mapped {
+                    release.after(file, &data);
+                }
                 let go_on = on_event(event) && cut.is_none_or(&mut on_event);
                 if !go_on {
                     stop.store(true, Ordering::Relaxed);
@@ -249,8 +259,9 @@ where
     });
 }
 
-/// A chunk's event, and an error if its file was cut short under it.
-type Outcome<R> = (Event<R>, Option<Event<R>>);
+/// A chunk's event, an error if its file was cut short under it, and a
+/// mapped chunk's input and text, whose pages the caller releases in order.
+type Outcome<R> = (Event<R>, Option<Event<R>>, Option<(usize, ChunkData)>);
 
 /// The error for a mapped chunk whose file was truncated while it was
 /// processed: pages past the new end read as zeros, so its games after

@@ -22,7 +22,7 @@ use std::{
 
 use crate::{
     io::source::zstd_frame_end,
-    record::format::{Block, BlockV2, BlockV3, GameRecord, Header, config},
+    record::format::{Block, BlockV2, BlockV3, GameRecord, Header, MAGIC, config},
 };
 
 /// zstd level of every frame (fixed: the same input gives the same bytes).
@@ -156,6 +156,17 @@ pub fn decode_frame<T: bincode::Decode<()>>(frame: &[u8]) -> Result<T, FrameErro
     Ok(value)
 }
 
+/// Whether the first frame of `data` decodes to [`MAGIC`]'s bytes (the
+/// header's first field, written raw), decoding no more than its first
+/// block.
+fn starts_with_magic(data: &[u8]) -> bool {
+    let mut magic = [0u8; MAGIC.len()];
+    zstd::stream::read::Decoder::with_buffer(data)
+        .map(|d| d.single_frame())
+        .and_then(|mut d| io::Read::read_exact(&mut d, &mut magic))
+        .is_ok_and(|()| magic == MAGIC)
+}
+
 /// A block as read: its frame's byte offset and size, and its games.
 pub type BlockRead = (u64, u64, Vec<GameRecord>);
 
@@ -195,6 +206,14 @@ impl KbzReader {
         let data = unsafe { crate::io::mapguard::GuardedMap::map(file) }
             .map_err(|e| err(0, format!("cannot map: {e}")))?;
         let _ = data.advise(memmap2::Advice::Sequential);
+        // The magic first, from the first decoded bytes: finding the header
+        // frame's end walks its block headers, and another zstd file (a
+        // `.pgn.zst` given to annotate, which asks every input whether it is
+        // a `.kbz`) is one frame of hundreds of MB whose every page the
+        // walk would bring in.
+        if !starts_with_magic(&data) {
+            return Err(err(0, "not a kibitz record file (bad magic)".into()));
+        }
         let end =
             zstd_frame_end(&data, 0).ok_or_else(|| err(0, "no complete header frame".into()))?;
         let header: Header =

@@ -26,7 +26,7 @@ mod detect;
 mod frames;
 mod split;
 
-pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent};
+pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent, Release};
 pub use detect::{Compression, Format, binary_at, sniff_format};
 pub use frames::{zstd_frame_end, zstd_frames};
 pub use split::find_boundary;
@@ -452,6 +452,7 @@ impl InputReader<'_, '_> {
         count: &std::sync::atomic::AtomicU64,
     ) -> bool {
         let Some(s) = splitter.as_mut() else { return true };
+        s.compact();
         let max = self.config.max_text;
         let end = s.offset + s.buf.len() as u64;
         if end <= max {

@@ -12,6 +12,7 @@ use super::{ChunkConfig, Format};
 /// offset where the dropped part starts.
 pub(super) fn drop_cut_game(splitter: &mut Option<Splitter>) -> Option<u64> {
     let s = splitter.as_mut()?;
+    s.compact();
     if s.skipping {
         // Inside an oversized game already reported and dropped.
         return None;
@@ -71,16 +72,28 @@ pub(super) enum SplitResult {
 }
 
 /// Accumulates decoded text and cuts it at game boundaries.
+///
+/// Text is added at the end of `buf`; chunks are cut from its front. A
+/// chunk that is most of what is held takes the buffer itself (the rest
+/// moves to a new one); a small chunk is copied out and the front moves on,
+/// so that a large piece of text (a decoded zstd frame of several MB) cut
+/// into small chunks (annotate's 4 KiB) is copied once, not once per chunk,
+/// and no small chunk keeps a large buffer's memory. Between calls to
+/// [`Splitter::next`] that return [`SplitResult::NeedMore`], `buf` holds
+/// only text not handed over yet.
 pub(super) struct Splitter {
     pub(super) format: Format,
     config: ChunkConfig,
     pub(super) buf: Vec<u8>,
     /// Text offset of `buf[0]`.
     pub(super) offset: u64,
+    /// `buf[..head]` has been handed over (cut chunks not compacted yet).
+    head: usize,
     /// Skipping an oversized game until the next boundary.
     pub(super) skipping: bool,
-    /// No boundary lies between the target and here (the search resumes
-    /// here, so a long game arriving read by read is scanned once).
+    /// No boundary lies between the target and here, counted from `head`
+    /// (the search resumes here, so a long game arriving read by read is
+    /// scanned once).
     searched: usize,
 }
 
@@ -91,30 +104,73 @@ impl Splitter {
             config,
             buf: Vec::with_capacity(config.target * 2),
             offset: 0,
+            head: 0,
             skipping: false,
             searched: 0,
         }
     }
 
+    /// The text not handed over yet.
+    fn live(&self) -> &[u8] {
+        &self.buf[self.head..]
+    }
+
+    /// Cuts the first `end` bytes of the live text as a chunk.
     fn take(&mut self, end: usize) -> Vec<u8> {
-        let mut rest = Vec::with_capacity(self.config.target * 2);
-        rest.extend_from_slice(&self.buf[end..]);
-        let mut chunk = std::mem::replace(&mut self.buf, rest);
-        chunk.truncate(end);
-        self.offset += end as u64;
+        let live = self.buf.len() - self.head;
+        // Hand the buffer over only when the chunk is most of it, in use
+        // and in size: a chunk keeps its vector's whole capacity alive.
+        let hand_over = self.head == 0
+            && end * 2 >= live
+            && self.buf.capacity() <= 4 * end.max(self.config.target);
+        let chunk = if hand_over {
+            let mut rest = Vec::with_capacity((self.config.target * 2).max(live - end));
+            rest.extend_from_slice(&self.buf[end..]);
+            let mut chunk = std::mem::replace(&mut self.buf, rest);
+            chunk.truncate(end);
+            self.offset += end as u64;
+            chunk
+        } else {
+            let chunk = self.buf[self.head..self.head + end].to_vec();
+            self.head += end;
+            chunk
+        };
         self.searched = 0;
         chunk
     }
 
+    /// Drops the handed-over text from the front of the buffer.
+    pub(super) fn compact(&mut self) {
+        if self.head > 0 {
+            self.buf.drain(..self.head);
+            self.offset += self.head as u64;
+            self.head = 0;
+        }
+    }
+
+    /// The text offset of the live text's first byte.
+    fn live_offset(&self) -> u64 {
+        self.offset + self.head as u64
+    }
+
     pub(super) fn next(&mut self, last: bool) -> SplitResult {
+        let result = self.cut(last);
+        if matches!(result, SplitResult::NeedMore) {
+            self.compact();
+        }
+        result
+    }
+
+    fn cut(&mut self, last: bool) -> SplitResult {
         if self.skipping {
-            match find_boundary(&self.buf, 1, self.format) {
+            match find_boundary(self.live(), 1, self.format) {
                 Some(b) => {
                     self.take(b);
                     self.skipping = false;
                 }
                 None => {
                     // Keep only a small tail (a boundary may straddle reads).
+                    self.compact();
                     let keep = self.buf.len().min(8);
                     let drop = self.buf.len() - keep;
                     self.buf.drain(..drop);
@@ -124,41 +180,39 @@ impl Splitter {
                 }
             }
         }
-        if self.buf.is_empty() {
+        let len = self.buf.len() - self.head;
+        if len == 0 {
             return SplitResult::NeedMore;
         }
         // Cut at the first game boundary after the target size, however much
         // one read brought in: a decoder hands over 256 KiB at a time, and a
         // search job wants chunks of a few games so every worker has work.
-        if self.buf.len() > self.config.target {
+        if len > self.config.target {
             let from = self.searched.max(self.config.target);
-            if let Some(b) = find_boundary(&self.buf, from, self.format) {
-                let offset = self.offset;
+            if let Some(b) = find_boundary(self.live(), from, self.format) {
+                let offset = self.live_offset();
                 return SplitResult::Chunk(offset, self.take(b));
             }
             // The last line may be a tag cut short by the read: look at it
             // again when more has come.
-            self.searched = memchr::memrchr(b'\n', &self.buf).unwrap_or(0);
+            self.searched = memchr::memrchr(b'\n', self.live()).unwrap_or(0);
         }
         if last {
-            let n = self.buf.len();
-            let offset = self.offset;
-            return SplitResult::Chunk(offset, self.take(n));
+            let offset = self.live_offset();
+            return SplitResult::Chunk(offset, self.take(len));
         }
-        if self.buf.len() > self.config.max_game {
+        if len > self.config.max_game {
             // No boundary after the target: whole games before the giant one
             // go out first, then the giant one is skipped.
-            if let Some(b) =
-                rfind_boundary(&self.buf, self.buf.len(), self.format).filter(|&b| b > 0)
-            {
-                let offset = self.offset;
+            if let Some(b) = rfind_boundary(self.live(), len, self.format).filter(|&b| b > 0) {
+                let offset = self.live_offset();
                 return SplitResult::Chunk(offset, self.take(b));
             }
-            let offset = self.offset;
-            let len = self.buf.len();
+            let offset = self.live_offset();
             self.skipping = true;
             self.buf.clear();
-            self.offset += len as u64;
+            self.offset = offset + len as u64;
+            self.head = 0;
             return SplitResult::Oversized(offset, len);
         }
         SplitResult::NeedMore
@@ -307,6 +361,13 @@ mod tests {
                 assert!(c.starts_with(b"[Event"), "chunk at {off}");
                 assert_eq!(&text[*off as usize..*off as usize + c.len()], &c[..]);
                 assert!(c.len() <= config.target + game.len(), "chunk of {} bytes", c.len());
+                // No small chunk keeps a large read's buffer alive.
+                assert!(
+                    c.capacity() <= 4 * (config.target + game.len()),
+                    "chunk of {} bytes holds {} (read size {read_size})",
+                    c.len(),
+                    c.capacity()
+                );
             }
             assert!(chunks.len() > 10);
         }
