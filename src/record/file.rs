@@ -319,18 +319,9 @@ impl KbzReader {
             };
         }
         self.pos = end;
-        if self.pos - self.released > 16 << 20 {
-            let release_end = self.pos / 4096 * 4096;
-            // Safety: read-only file mapping; pages behind the position are
-            // not read again by this reader.
-            let _ = unsafe {
-                self.data.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    self.released,
-                    release_end - self.released,
-                )
-            };
-            self.released = release_end;
+        if self.pos - self.released > crate::io::source::RELEASE_STEP {
+            // Frames behind the position are not read again by this reader.
+            crate::io::source::release_behind(&self.data, &mut self.released, self.pos);
         }
         let block = if self.header.version >= 4 {
             decode_frame::<Block>(frame)

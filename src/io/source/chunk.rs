@@ -87,13 +87,13 @@ impl ChunkData {
 /// Releases a mapped input's pages in input order: each chunk, once it and
 /// every chunk before it are processed, gives back the pages from the end
 /// of the last release to its own end (the page it shares with the next
-/// chunk stays). Releasing a chunk's pages as soon as it is processed
-/// leaves the pages it shares with its neighbours: a chunk of a few games
-/// (annotate cuts 4 KiB ones) often holds no whole page, and those pages
-/// stayed resident, about half a file; releasing them too makes a
-/// neighbour still being read fault them back, and the kernel maps the
-/// pages around a fault with it (fault-around), already released ones
-/// included, for good.
+/// chunk stays; see [`super::release_behind`]). Releasing a chunk's pages
+/// as soon as it is processed leaves the pages it shares with its
+/// neighbours: a chunk of a few games (annotate cuts 4 KiB ones) often
+/// holds no whole page, and those pages stayed resident, about half a
+/// file; releasing them too makes a neighbour still being read fault them
+/// back, and the kernel maps the pages around a fault with it
+/// (fault-around), already released ones included.
 #[derive(Debug, Default)]
 pub struct Release {
     /// The input and the offset up to which its pages are released.
@@ -106,24 +106,14 @@ impl Release {
     /// read again.
     pub fn after(&mut self, file: usize, data: &ChunkData) {
         let ChunkData::Mapped(map, range) = data else { return };
-        let from = match self.at {
+        let mut done = match self.at {
             Some((f, done)) if f == file => done,
             _ => 0,
         };
-        let page = 4096;
-        // The whole file once its last chunk is done.
-        let end = if range.end >= map.len() { map.len() } else { range.end / page * page };
-        if end > from {
-            // Safety: the map is a read-only shared mapping of a file;
-            // MADV_DONTNEED only drops clean page-cache pages from this
-            // process, which are read back from the file if touched again.
-            // Every chunk of this input up to `end` has been processed, and
-            // the page holding `end` (the next chunk's first) is kept.
-            let _ = unsafe {
-                map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, end - from)
-            };
-            self.at = Some((file, end));
-        }
+        // The whole file once its last chunk is done; else up to the page
+        // the next chunk starts in.
+        super::release_behind(map, &mut done, range.end);
+        self.at = Some((file, done));
     }
 }
 

@@ -67,32 +67,26 @@ fn zstd_frame_end_with(data: &[u8], pos: usize, progress: &mut dyn FnMut(usize))
     (at <= data.len()).then_some(at)
 }
 
-/// The frames of a mapped zstd file, in order. A stretch that is not a
-/// complete frame ends the list as one range (the decoder reports it).
-/// Walking the block headers touches the file's pages; they are released as
-/// the walk goes, so a large file does not become resident.
-pub fn zstd_frames(map: &Mmap) -> Vec<Range<usize>> {
+/// The frames of a mapped zstd file, in order, and how many hold data (are
+/// not skippable). A stretch that is not a complete frame ends the list as
+/// one range (the decoder reports it). Walking the block headers touches
+/// the file's pages (and the kernel maps the pages around each touch);
+/// they are released as the walk goes, so a large file does not become
+/// resident, even for a moment.
+pub fn zstd_frames(map: &Mmap) -> (Vec<Range<usize>>, usize) {
     let mut frames = Vec::new();
+    let mut data_frames = 0;
     let mut pos = 0;
     let mut released = 0;
     let mut release = |at: usize| {
-        if at - released > 16 << 20 {
-            let end = at / 4096 * 4096;
-            // Safety: a read-only shared file mapping; dropped pages are read
-            // back from the file when touched again.
-            let _ = unsafe {
-                map.unchecked_advise_range(
-                    memmap2::UncheckedAdvice::DontNeed,
-                    released,
-                    end - released,
-                )
-            };
-            released = end;
+        if at - released > super::RELEASE_STEP {
+            super::release_behind(map, &mut released, at);
         }
     };
     while pos < map.len() {
         match zstd_frame_end_with(map, pos, &mut release) {
             Some(end) => {
+                data_frames += usize::from(!is_skippable(&map[pos..end]));
                 frames.push(pos..end);
                 pos = end;
             }
@@ -103,7 +97,9 @@ pub fn zstd_frames(map: &Mmap) -> Vec<Range<usize>> {
         }
         release(pos);
     }
-    frames
+    let mut from = 0;
+    super::release_behind(map, &mut from, map.len());
+    (frames, data_frames)
 }
 
 /// Frames larger than this (compressed) are streamed rather than decoded

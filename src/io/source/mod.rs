@@ -44,7 +44,7 @@ use rayon::prelude::*;
 
 use crate::io::mapguard::GuardedMap;
 use detect::compression_name;
-use frames::{MAX_PARALLEL_FRAME, decode_frame, is_skippable};
+use frames::{MAX_PARALLEL_FRAME, decode_frame};
 use split::{SplitResult, Splitter, drop_cut_game, rfind_boundary};
 
 /// Reads one input (a path, or `-` for standard input) and emits its
@@ -65,6 +65,39 @@ struct InputReader<'a, 'b> {
     config: ChunkConfig,
     emit: &'a mut Emit<'b>,
     stopped: bool,
+}
+
+/// Compressed input read from a map is released every this many bytes: the
+/// pages a run keeps of an input it has passed stay within a few MB,
+/// whatever the input's size, for one `madvise` call per step.
+pub const RELEASE_STEP: usize = 4 << 20;
+
+/// How far behind its fault a page fault may map pages of a file: Linux
+/// maps the page-cache pages of the aligned window around a faulting page
+/// (`fault_around_bytes`, 64 KiB by default), so reading past a released
+/// mark brings back the pages just behind it.
+const FAULT_AROUND: usize = 64 << 10;
+
+/// Tells the kernel that the pages of `map` before `upto` will not be read
+/// again: from a little before the last release (`released`, where faults
+/// since may have mapped pages back, see [`FAULT_AROUND`]) up to the last
+/// page boundary at or before `upto` (the whole map when `upto` is its
+/// end). The pages stay in the page cache; touched again, they are read
+/// back from it. Moves `released` on.
+pub fn release_behind(map: &Mmap, released: &mut usize, upto: usize) {
+    let page = 4096;
+    let end = if upto >= map.len() { map.len() } else { upto / page * page };
+    let from = released.saturating_sub(FAULT_AROUND) / page * page;
+    if end > from {
+        // Safety: a read-only shared mapping of a file, read as plain bytes:
+        // MADV_DONTNEED only drops clean page-cache pages from this process,
+        // which are read back from the file if touched again, so no byte
+        // read later differs. Callers release only what they have read.
+        let _ = unsafe {
+            map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, from, end - from)
+        };
+    }
+    *released = (*released).max(end);
 }
 
 /// A reader that counts the bytes it hands out.
@@ -97,22 +130,8 @@ impl Read for MappedReader<'_> {
         buf[..n].copy_from_slice(&self.map[self.pos..self.pos + n]);
         self.pos += n;
         self.count.store(self.pos as u64, std::sync::atomic::Ordering::Relaxed);
-        const STEP: usize = 16 << 20;
-        if self.pos - self.released > STEP {
-            let end = (self.pos - (1 << 20)) / 4096 * 4096;
-            if end > self.released {
-                // Safety: a read-only shared file mapping; the dropped pages
-                // are behind the read position and only re-read from the
-                // file if touched again, which this reader never does.
-                let _ = unsafe {
-                    self.map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        self.released,
-                        end - self.released,
-                    )
-                };
-                self.released = end;
-            }
+        if self.pos - self.released > RELEASE_STEP {
+            release_behind(self.map, &mut self.released, self.pos);
         }
         Ok(n)
     }
@@ -266,9 +285,7 @@ impl InputReader<'_, '_> {
                 (size, len as u64)
             }
             Compression::Zstd => {
-                let frames = zstd_frames(map);
-                let data_frames =
-                    frames.iter().filter(|r| !is_skippable(&map[(*r).clone()])).count();
+                let (frames, data_frames) = zstd_frames(map);
                 if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
                     self.zstd_frames(map, &frames, format)
                 } else {
@@ -510,19 +527,8 @@ impl InputReader<'_, '_> {
             let produced = out.pos() - len;
             let at = input.pos();
             count.store(at as u64, std::sync::atomic::Ordering::Relaxed);
-            if at - released > 16 << 20 {
-                let end = (at - (1 << 20)) / 4096 * 4096;
-                // Safety: a read-only shared file mapping; the dropped pages
-                // are behind the decoder and only re-read from the file if
-                // touched again, which this reader never does.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        released,
-                        end - released,
-                    )
-                };
-                released = end;
+            if at - released > RELEASE_STEP {
+                release_behind(map, &mut released, at);
             }
             let broken = match result {
                 Ok(hint) => {
@@ -604,6 +610,7 @@ impl InputReader<'_, '_> {
         let count = std::sync::atomic::AtomicU64::new(0);
         let mut splitter: Option<Splitter> = None;
         let mut started = false;
+        let mut released = 0;
         for window in frames.chunks(self.config.frame_window.max(1)) {
             if self.stopped {
                 break;
@@ -612,20 +619,9 @@ impl InputReader<'_, '_> {
                 .par_iter()
                 .map(|range| decode_frame(&map[range.clone()]).map_err(|e| e.to_string()))
                 .collect();
-            if let (Some(first), Some(last)) = (window.first(), window.last()) {
-                let start = first.start.div_ceil(4096) * 4096;
-                let end = last.end / 4096 * 4096;
-                if end > start {
-                    // Safety: as in `MappedReader::read`: these frames are
-                    // decoded and never read again.
-                    let _ = unsafe {
-                        map.unchecked_advise_range(
-                            memmap2::UncheckedAdvice::DontNeed,
-                            start,
-                            end - start,
-                        )
-                    };
-                }
+            if let Some(last) = window.last() {
+                // These frames and those before are decoded, never read again.
+                release_behind(map, &mut released, last.end);
             }
             for (range, result) in window.iter().zip(decoded) {
                 match result {
