@@ -25,6 +25,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.environ.get("KIBITZ_DATA", os.path.join(ROOT, "..", "shared", "data"))
 KIBITZ = os.environ.get("KIBITZ_BIN", os.path.join(ROOT, "target", "release", "kibitz"))
 OUT = os.path.join(ROOT, "target", "memory-corpus")
+KINDS = []  # the inputs asked for (--kinds)
 
 
 def unit_text():
@@ -56,11 +57,12 @@ def build(size_gb):
     if not os.path.exists(zst):
         subprocess.run(["zstd", "-q", "-3", "-T2", "-f", plain, "-o", zst + ".tmp"], check=True)
         os.rename(zst + ".tmp", zst)
-    if not os.path.exists(multi):
+    if not os.path.exists(multi) and "pzstd" in KINDS:
         subprocess.run(["pzstd", "-q", "-3", "-p", "2", "-f", plain, "-o", multi + ".tmp"],
                        check=True)
         os.rename(multi + ".tmp", multi)
     return {"plain": plain, "zstd": zst, "pzstd": multi}
+
 
 
 def peak(args, stdout=subprocess.DEVNULL):
@@ -80,9 +82,11 @@ def main():
     ap.add_argument("--sizes", type=float, nargs="+", default=[1.0])
     ap.add_argument("--threads", type=int, nargs="+", default=[1, 2])
     ap.add_argument("--only", default="", help="commands to run, comma separated")
+    ap.add_argument("--kinds", default="plain,zstd,pzstd", help="inputs to read, comma separated")
     ap.add_argument("--sample", default="0.002", help="annotate's --sample")
     ap.add_argument("--hash", default="16", help="annotate's --hash (MiB per thread)")
     a = ap.parse_args()
+    KINDS.extend(a.kinds.split(","))
     only = [o for o in a.only.split(",") if o]
     want = lambda name: not only or any(o in name for o in only)
     rows = []
@@ -92,6 +96,8 @@ def main():
         scratch = os.path.join(OUT, "scratch")
         os.makedirs(scratch, exist_ok=True)
         for kind, path in inputs.items():
+            if kind not in a.kinds.split(","):
+                continue
             for t in a.threads:
                 j = ["-j", str(t)]
                 if want("replay"):

@@ -80,7 +80,7 @@ const FAULT_AROUND: usize = 64 << 10;
 
 /// Tells the kernel that the pages of `map` before `upto` will not be read
 /// again: from a little before the last release (`released`, where faults
-/// since may have mapped pages back, see [`FAULT_AROUND`]) up to the last
+/// since may have mapped pages back: the 64 KiB of fault-around) up to the last
 /// page boundary at or before `upto` (the whole map when `upto` is its
 /// end). The pages stay in the page cache; touched again, they are read
 /// back from it. Moves `released` on.
