@@ -372,6 +372,14 @@ pub fn relabel(
         }
     };
     let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<(u64, Vec<GameRecord>)>(threads * 2);
+    // Batches between the reader and the writer, queued, being labelled or
+    // waiting for an earlier one: at most this many, so that a slow batch
+    // does not let the other workers fill memory with the ones after it.
+    let in_flight = threads * 4;
+    let (permit_tx, permit_rx) = crossbeam_channel::bounded::<()>(in_flight);
+    for _ in 0..in_flight {
+        let _ = permit_tx.send(());
+    }
     let (done_tx, done_rx) =
         crossbeam_channel::unbounded::<(u64, Result<(Vec<GameRecord>, Counts), ChainError>)>();
     let mut report = RelabelReport::default();
@@ -401,7 +409,7 @@ pub fn relabel(
             let mut pending: Vec<GameRecord> = Vec::with_capacity(block_games);
             let mut index = 0u64;
             let send = |games: Vec<GameRecord>, batch: &mut u64| {
-                let ok = jobs_tx.send((*batch, games)).is_ok();
+                let ok = permit_rx.recv().is_ok() && jobs_tx.send((*batch, games)).is_ok();
                 *batch += 1;
                 ok
             };
@@ -466,6 +474,7 @@ pub fn relabel(
             waiting.insert(batch, out);
             while let Some(out) = waiting.remove(&next) {
                 next += 1;
+                let _ = permit_tx.try_send(());
                 match out {
                     Ok((games, counts)) => {
                         report.games += games.len() as u64;
