@@ -484,6 +484,21 @@ impl InputReader<'_, '_> {
         false
     }
 
+    /// Starts a mapped zstd input on its first text: sends its start
+    /// event (the format sniffed from `text` unless given), and gives the
+    /// splitter its text goes to, or `None` (reported) if it is binary.
+    fn start_zstd(&mut self, size: usize, format: Option<Format>, text: &[u8]) -> Option<Splitter> {
+        let file = self.file;
+        let format = format.unwrap_or_else(|| sniff_format(text));
+        let size = Some(size as u64);
+        self.send(InputEvent::Start { file, size, compression: Compression::Zstd, format });
+        if let Some(why) = binary_at(text) {
+            self.error(Some(0), why);
+            return None;
+        }
+        Some(Splitter::new(format, self.config))
+    }
+
     /// A mapped zstd file decoded as one stream (one frame, or frames too
     /// large to decode whole in parallel). The decoder writes straight into
     /// the splitter's buffer, so the text is copied once, from the
@@ -539,18 +554,10 @@ impl InputReader<'_, '_> {
                 Err(e) => Some(e.to_string()),
             };
             if splitter.is_none() && (!first.is_empty() || broken.is_some()) {
-                let format = format.unwrap_or_else(|| sniff_format(&first));
-                self.send(InputEvent::Start {
-                    file,
-                    size: Some(map.len() as u64),
-                    compression: Compression::Zstd,
-                    format,
-                });
-                if let Some(why) = binary_at(&first) {
-                    self.error(Some(0), why);
+                let Some(s) = self.start_zstd(map.len(), format, &first) else {
                     return (at as u64, 0);
-                }
-                splitter = Some(Splitter::new(format, self.config));
+                };
+                splitter = Some(s);
                 let text = std::mem::take(&mut first);
                 if !self.push_text(&mut splitter, &text, &count) {
                     break;
@@ -632,18 +639,10 @@ impl InputReader<'_, '_> {
                         }
                         if !started {
                             started = true;
-                            let format = format.unwrap_or_else(|| sniff_format(&text));
-                            self.send(InputEvent::Start {
-                                file,
-                                size: Some(map.len() as u64),
-                                compression: Compression::Zstd,
-                                format,
-                            });
-                            if let Some(why) = binary_at(&text) {
-                                self.error(Some(0), why);
+                            let Some(s) = self.start_zstd(map.len(), format, &text) else {
                                 return (range.end as u64, 0);
-                            }
-                            splitter = Some(Splitter::new(format, self.config));
+                            };
+                            splitter = Some(s);
                         }
                         if !self.push_text(&mut splitter, &text, &count) {
                             let out = splitter.map_or(0, |s| s.offset + s.buf.len() as u64);
