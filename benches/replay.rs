@@ -239,9 +239,10 @@ fn parse_only(path: &Path) -> u64 {
 /// (a plain file mapped, zstd decoded as a stream and cut into chunks):
 /// the part of a replay that reading costs.
 fn kibitz_parse_only(path: &Path) -> u64 {
-    use kibitz::io::source::{ChunkConfig, InputEvent, read_input};
+    use kibitz::io::source::{ChunkConfig, InputEvent, Release, read_input};
     let no_tags: [Vec<u8>; 0] = [];
     let mut sans = 0;
+    let mut release = Release::default();
     read_input(0, path, None, &ChunkConfig::default(), &mut |event| {
         if let InputEvent::Chunk(chunk) = event {
             let mut reader = kibitz::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
@@ -250,7 +251,7 @@ fn kibitz_parse_only(path: &Path) -> u64 {
             while let Some(game) = reader.next_game() {
                 sans += game.moves.len() as u64;
             }
-            chunk.data.release();
+            release.after(chunk.file, &chunk.data);
         }
         true
     });

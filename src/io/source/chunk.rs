@@ -58,30 +58,6 @@ impl ChunkData {
             ChunkData::Owned(_) => None,
         }
     }
-
-    /// Tells the kernel the pages of a mapped chunk will not be read again,
-    /// so a long run over a large file keeps a small resident set.
-    pub fn release(&self) {
-        if let ChunkData::Mapped(map, range) = self {
-            let page = 4096;
-            let start = range.start.div_ceil(page) * page;
-            let end = range.end / page * page;
-            if end > start {
-                // Safety: the map is a read-only shared mapping of a file;
-                // MADV_DONTNEED only drops clean page-cache pages from this
-                // process, which are read back from the file if touched
-                // again. No reference into this range outlives the chunk's
-                // processing, which is finished when this is called.
-                let _ = unsafe {
-                    map.unchecked_advise_range(
-                        memmap2::UncheckedAdvice::DontNeed,
-                        start,
-                        end - start,
-                    )
-                };
-            }
-        }
-    }
 }
 
 /// Releases a mapped input's pages in input order: each chunk, once it and

@@ -509,7 +509,6 @@ impl InputReader<'_, '_> {
         use zstd::stream::raw::{Decoder, InBuffer, Operation, OutBuffer};
         /// Text decoded per call: a chunk's worth arrives in a few calls.
         const STEP: usize = 1 << 17;
-        let file = self.file;
         let count = std::sync::atomic::AtomicU64::new(0);
         let mut decoder = match Decoder::new() {
             Ok(d) => d,
@@ -585,12 +584,7 @@ impl InputReader<'_, '_> {
         }
         if splitter.is_none() && !self.stopped {
             // No text at all (skippable frames, or an empty frame).
-            self.send(InputEvent::Start {
-                file,
-                size: Some(map.len() as u64),
-                compression: Compression::Zstd,
-                format: format.unwrap_or(Format::Pgn),
-            });
+            let _ = self.start_zstd(map.len(), Some(format.unwrap_or(Format::Pgn)), &[]);
         }
         self.flush_splitter(&mut splitter, &count);
         let bytes_in = count.load(std::sync::atomic::Ordering::Relaxed);
@@ -613,7 +607,6 @@ impl InputReader<'_, '_> {
         frames: &[Range<usize>],
         format: Option<Format>,
     ) -> (u64, u64) {
-        let file = self.file;
         let count = std::sync::atomic::AtomicU64::new(0);
         let mut splitter: Option<Splitter> = None;
         let mut started = false;
@@ -667,12 +660,7 @@ impl InputReader<'_, '_> {
             }
         }
         if !started {
-            self.send(InputEvent::Start {
-                file,
-                size: Some(map.len() as u64),
-                compression: Compression::Zstd,
-                format: format.unwrap_or(Format::Pgn),
-            });
+            let _ = self.start_zstd(map.len(), Some(format.unwrap_or(Format::Pgn)), &[]);
         }
         self.flush_splitter(&mut splitter, &count);
         (map.len() as u64, splitter.map_or(0, |s| s.offset + s.buf.len() as u64))
