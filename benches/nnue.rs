@@ -32,11 +32,9 @@ use std::{
 };
 
 use kibitz::{
-    Move, Position,
-    io::pgn::GameReader,
-    nnue::{Accumulator, L1, Network, NnueEval, eval::outputs, simd},
-    pipeline::replay::set_start_position,
-    search::{Limits, Searcher, bench},
+    GameReader, Limits, Move, Position, Searcher, bench,
+    nnue::{Accumulator, L1, Network, NnueEval, outputs, simd},
+    set_start_position,
 };
 
 const STOCKFISH: &str = "/usr/games/stockfish";
@@ -67,9 +65,12 @@ fn net_path() -> PathBuf {
 
 /// The start and moves of the first `n` games of the shared Lichess sample.
 fn games(n: usize) -> Vec<(Position, Vec<Move>)> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/data/pgn/lichess/lichess-org_database_2016-05.pgn.zst");
-    let text = zstd::decode_all(&std::fs::read(path).expect("../shared/data")[..]).unwrap();
+    let data = std::env::var_os("KIBITZ_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data"));
+    let path = data.join("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+    let text = zstd::decode_all(&std::fs::read(&path).expect("the shared data (KIBITZ_DATA)")[..])
+        .unwrap();
     let startpos = Position::startpos();
     let mut reader = GameReader::new(&text, 0, &[]);
     let mut out = Vec::new();
@@ -106,7 +107,7 @@ fn evaluate_games(net: &Arc<Network>, games: &[(Position, Vec<Move>)], increment
                 eval.evaluate(&pos)
             } else {
                 let acc = Accumulator::refresh(net, &pos);
-                let b = kibitz::nnue::eval::bucket(pos.occupied().count());
+                let b = kibitz::nnue::bucket(pos.occupied().count());
                 let o = outputs(net, &acc, pos.side_to_move(), b);
                 (o.psqt + o.positional) / 16
             };

@@ -65,7 +65,10 @@ use pgn_reader::{
 const MIN_CORPUS: u64 = 100_000_000;
 
 fn shared(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)
+    std::env::var_os("KIBITZ_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"))
+        .join(path)
 }
 
 /// The shared files a corpus repeats.
@@ -239,13 +242,13 @@ fn parse_only(path: &Path) -> u64 {
 /// (a plain file mapped, zstd decoded as a stream and cut into chunks):
 /// the part of a replay that reading costs.
 fn kibitz_parse_only(path: &Path) -> u64 {
-    use kibitz::io::source::{ChunkConfig, InputEvent, Release, read_input};
+    use kibitz::{ChunkConfig, InputEvent, Release, read_input};
     let no_tags: [Vec<u8>; 0] = [];
     let mut sans = 0;
     let mut release = Release::default();
     read_input(0, path, None, &ChunkConfig::default(), &mut |event| {
         if let InputEvent::Chunk(chunk) = event {
-            let mut reader = kibitz::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
+            let mut reader = kibitz::GameReader::new(&chunk.data, chunk.offset, &no_tags);
             // As replay reads: `[%eval]` and `[%clk]` comments not parsed.
             reader.set_annotations(false);
             while let Some(game) = reader.next_game() {

@@ -20,7 +20,7 @@ import chess.engine
 import chess.pgn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SHARED = os.path.join(HERE, "..", "..", "shared", "data")
+SHARED = os.environ.get("KIBITZ_DATA", os.path.join(HERE, "..", "..", "shared", "data"))
 STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
 SOURCES = [
     "pgn/lichess/lichess-org_database_2016-05.pgn.zst",

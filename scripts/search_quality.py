@@ -42,7 +42,7 @@ import chess.pgn
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-SHARED = os.path.join(ROOT, "..", "shared", "data")
+SHARED = os.environ.get("KIBITZ_DATA", os.path.join(ROOT, "..", "shared", "data"))
 KIBITZ = os.environ.get("KIBITZ", os.path.join(ROOT, "target", "release", "kibitz"))
 # A Stockfish 15.1 net for kibitz (--net, or KIBITZ_NET): its EvalFile.
 NET = None

@@ -11,27 +11,35 @@
 //!
 //! ```text
 //!  inputs (PGN/EPD; plain, zstd, gzip; memory-mapped)
-//!    │ io::source: detect, decompress, cut into chunks at game boundaries
+//!    │ source: detect, decompress, cut into chunks at game boundaries
 //!    ▼
-//!  pipeline::run ── reader thread ──chunks──► workers ──results──► caller, in input order
-//!    │                 ▲                                       │
-//!    │                 └─────── permits (bounded memory) ──────┘
-//!    ▼ each worker: io::pgn parses, chess::Position replays (do_move, keys
-//!    │ verified), search (or nnue, or an external engine) labels
+//!  runner ── reader thread ──chunks──► workers ──results──► caller, in input order
+//!    │          ▲                                       │
+//!    │          └─────── permits (bounded memory) ──────┘
+//!    ▼ each worker: GameReader parses, Position replays (do_move, keys
+//!    │ verified), a Labeller (the search, a net, an engine) labels
 //!    ▼
-//!  record: blocks of games, columns zstd-compressed, checksummed ─► .kbz
+//!  BlockWriter: blocks of games, columns zstd-compressed, checksummed ─► .kbz
 //!    │
-//!    ▼ record::export: annotated PGN, Stockfish plain and binpack, EPD, JSON, bullet
+//!    ▼ Export: annotated PGN, Stockfish plain and binpack, EPD, JSON, bullet
 //! ```
 //!
-//! * [`chess`]: the board after Stockfish's `Position` and `StateInfo`;
-//!   move generation, SAN/UCI/FEN, perft, Zobrist keys.
-//! * [`io`]: sources, chunking, the PGN and EPD readers.
-//! * [`pipeline`]: the parallel ordered runner, replay and verification,
-//!   the annotate job ([`pipeline::annotation::Annotation`]).
-//! * [`search`], [`nnue`], [`score`]: the search, the NNUE evaluation and
-//!   the score vocabulary.
-//! * [`record`]: the `.kbz` format, its reader and writer, exports.
+//! The crate root holds what a program needs; the layout of the files
+//! behind it is not part of the interface:
+//!
+//! * the board after Stockfish's `Position` and `StateInfo`: [`Position`],
+//!   [`Move`], [`San`], [`Setup`] (FEN), [`perft`], [`zobrist`];
+//! * reading: [`GameReader`] (PGN), [`EpdLine`], [`read_input`] (files,
+//!   zstd, gzip, standard input, cut into chunks of whole games);
+//! * labelling: [`Searcher`], [`nnue::Network`], [`Labeller`] with
+//!   [`SearchLabeller`] and [`EngineLabeller`] (any UCI engine);
+//! * records: [`KbzReader`], [`KbzWriter`] and the one [`BlockWriter`],
+//!   [`GameRecord`] walked with [`walk`];
+//! * the jobs, each built from its settings and run with a sink that
+//!   hears its progress: [`Annotation`], [`Replay`], [`Relabel`],
+//!   [`Dedup`], [`Merge`], [`Export`], [`data_stats`], [`report_files`],
+//!   [`inspect`];
+//! * [`analysis`]: Lichess's formulas (judgments, accuracy, phases).
 //!
 //! # Using the library
 //!
@@ -43,11 +51,8 @@
 //! use std::sync::{Arc, atomic::AtomicBool};
 //!
 //! use kibitz::{
-//!     Position,
-//!     io::pgn::GameReader,
-//!     pipeline::annotation::{Annotation, LabelWith, OutputMode, Settings},
-//!     record::{chain::walk, file::KbzReader},
-//!     search::{Limits, Searcher},
+//!     AnnotateSettings, Annotation, GameReader, KbzReader, Limits, OutputMode, Position,
+//!     Searcher, walk,
 //! };
 //!
 //! // Replay a game from PGN text, move by move.
@@ -71,12 +76,12 @@
 //! std::fs::create_dir_all(&dir)?;
 //! let (input, output) = (dir.join("game.pgn"), dir.join("game.kbz"));
 //! std::fs::write(&input, pgn)?;
-//! let settings = Settings {
+//! let settings = AnnotateSettings {
 //!     depth: 2,
 //!     hash_mib: 1,
 //!     skip_plies: 0,
 //!     skip_captures: false,
-//!     ..Settings::default()
+//!     ..AnnotateSettings::default()
 //! };
 //! let job = Annotation::new(vec![input], output.clone(), OutputMode::Replace, settings)?;
 //! let report = job.run(&mut (), &Arc::new(AtomicBool::new(false)))?;
@@ -108,15 +113,21 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+// The floors, bottom to top as the data flows; each imports only the
+// floors below it (CONTRIBUTING.md has the map).
 pub mod analysis;
-pub mod chess;
-pub mod io;
+mod chess;
+mod hash;
+mod io;
+mod job;
+mod label;
 pub mod nnue;
-pub mod pipeline;
-pub mod record;
-pub mod score;
-pub mod search;
+mod pipeline;
+mod record;
+mod score;
+mod search;
 
+// The board, after Stockfish's Position and StateInfo; notation; perft.
 pub use chess::{
     attacks,
     bitboard::Bitboard,
@@ -124,11 +135,71 @@ pub use chess::{
     movegen,
     mv::{MAX_MOVES, Move, MoveKind, MoveList},
     perft,
-    position::{CastlingMode, Position, StateField},
-    psqt::Score,
+    position::{CastlingMode, KeyCheck, Position, StateField},
     san::{San, SanError},
     state::{CopiedState, DirtyEntry, DirtyPiece, StateInfo},
     types::{ByColor, ByPiece, ByRole, CastlingSide, Color, File, Piece, Rank, Role, Square},
-    uci::UciError,
+    uci::{UciError, move_to_uci},
     zobrist,
+};
+// Scores: centipawns and mates, side to move's view.
+pub use score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, mate_in, mated_in};
+// Reading games and positions: sources, the PGN and EPD readers, filters.
+pub use io::{
+    epd::EpdLine,
+    filter::{GameFilter, Speed, normalize_date},
+    pgn::{GameReader, MAX_GAME_PLIES, ParsedGame, PgnEval, TagValue},
+    same_file,
+    source::{ChunkConfig, Format, InputEvent, Release, display_name, read_input, zstd_frame_end},
+};
+// The search, and what labels positions.
+pub use label::{
+    GaveUp, LabelContext, LabelFailure, Labelled, Labeller, LabellerPool,
+    engine::{EngineConfig, EngineError, EngineLabeller},
+    search::SearchLabeller,
+};
+pub use search::{
+    Info, Limits, SearchResult, Searcher, bench,
+    hce::{EvalTables, evaluate},
+    texel,
+};
+// Records: the `.kbz` format, its reader and its one block writer.
+pub use record::{
+    chain::{ChainError, Step, walk},
+    format::{
+        BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, GameRecord, Header, InputInfo, Label,
+        LabelSource, MAGIC, MAX_MULTIPV, MAX_PV, Options, PackedBoard, move_at, move_index,
+    },
+    position_key::{FirstSeen, label_keys},
+    reader::{KbzReader, RecordError, read_all},
+    shape::{ShapeRules, ShapeStats, parse_piece_count_weights},
+    writer::{BlockLimits, BlockSink, BlockWriter, KbzWriter, partial_path},
+};
+// Replaying and verifying: the stages the jobs share.
+pub use pipeline::{
+    annotator::AnnotateStats,
+    fingerprint::{DuplicateFinder, Fingerprint, GameAt},
+    keycheck::{KeyCheckSummary, KeyChecker, KeyDiff, open_key_file},
+    replayer::{RejectKind, Rejected, ReplayOptions, Replayer, Verify, set_start_position},
+    summary::{Summary, SummaryWithRates},
+};
+// The jobs: each built from its settings and run with a sink.
+pub use job::{
+    annotate::{
+        AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, Annotation, LabelWith,
+        OutputMode,
+    },
+    dedup::{Dedup, DedupError, DedupReport, DedupSettings, DedupSink, Keep},
+    export::{Export, ExportError, ExportFormat, ExportReport, ExportStats, Exporter},
+    inspect::{Inspection, inspect},
+    merge::{Merge, MergeError, MergeReport},
+    relabel::{Relabel, RelabelInput, RelabelReport, RelabelSink},
+    replay::{Replay, ReplayError, ReplaySettings, ReplaySink},
+    report::{
+        GameSummary, PlayerSummary, Report, ReportError, ReportRead, ReportSink, report_files,
+    },
+    stats::{
+        DataStats, Outcome, PLY_BIN, PLY_RANGE, SCORE_BIN, SCORE_RANGE, StatsError, data_stats,
+    },
+    tune::{CollectError, collect as collect_tuning_positions},
 };

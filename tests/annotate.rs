@@ -8,10 +8,7 @@ use std::{
     time::Duration,
 };
 
-use kibitz::{
-    Position,
-    record::{chain::walk, file::read_all},
-};
+use kibitz::{Position, read_all, walk};
 use serde_json::Value;
 
 use crate::util::{TempDir, kibitz, s, sample};
@@ -218,9 +215,9 @@ fn a_corrupt_block_is_named_by_its_offset() {
     assert!(v["blocks"].as_u64().unwrap() >= 2, "{v}");
     // Find the second block's offset by walking the frames.
     let mut bytes = std::fs::read(&out).unwrap();
-    let header_end = kibitz::io::source::zstd_frame_end(&bytes, 0).unwrap();
-    let first_end = kibitz::io::source::zstd_frame_end(&bytes, header_end).unwrap();
-    let second_end = kibitz::io::source::zstd_frame_end(&bytes, first_end).unwrap();
+    let header_end = kibitz::zstd_frame_end(&bytes, 0).unwrap();
+    let first_end = kibitz::zstd_frame_end(&bytes, header_end).unwrap();
+    let second_end = kibitz::zstd_frame_end(&bytes, first_end).unwrap();
     let middle = (first_end + second_end) / 2;
     bytes[middle] ^= 0x40;
     std::fs::write(&out, &bytes).unwrap();
@@ -388,8 +385,8 @@ fn pgn_eval_labels_and_epd_input() {
     // Plies 1 to 5 carry the evals of the moves that reached them, from the
     // side to move; ply 0 and ply 6 (no comment) have none, ply 7 is mate.
     let got: Vec<(u16, i16, u8)> = labels.iter().map(|l| (l.ply, l.score, l.best)).collect();
-    let m3 = kibitz::search::mate_in(3) as i16;
-    let m2 = kibitz::search::mate_in(2) as i16;
+    let m3 = kibitz::mate_in(3) as i16;
+    let m2 = kibitz::mate_in(2) as i16;
     assert_eq!(got, vec![(1, -25, 255), (2, 30, 255), (3, 10, 255), (4, m3, 255), (5, m2, 255)]);
 
     let epd = dir.path("p.epd");
@@ -404,7 +401,7 @@ fn pgn_eval_labels_and_epd_input() {
     let (_, games) = read_all(&out).unwrap();
     let first = &games[0];
     assert!(first.moves.is_empty());
-    assert_eq!(first.labels()[0].score, kibitz::search::mate_in(1) as i16);
+    assert_eq!(first.labels()[0].score, kibitz::mate_in(1) as i16);
 }
 
 #[test]
@@ -687,7 +684,7 @@ fn the_analysis_preset_labels_every_position_with_a_variation() {
     assert_eq!(header.options.skip_plies, 0);
     let mut longest = 0;
     for g in &games {
-        let start = kibitz::record::format::PackedBoard::unpack(&g.start).unwrap();
+        let start = kibitz::PackedBoard::unpack(&g.start).unwrap();
         let mut pos = start.clone();
         let mut labels = g.labels().iter().peekable();
         for ply in 0..=g.moves.len() {
@@ -697,13 +694,13 @@ fn the_analysis_preset_labels_every_position_with_a_variation() {
                     let pv = l.pv.moves(&pos);
                     assert_eq!(pv.len(), l.pv.indices().len(), "game {} ply {ply}", g.index);
                     assert!(!pv.is_empty());
-                    assert_eq!(kibitz::record::format::move_index(&pos, pv[0]), Some(l.best));
+                    assert_eq!(kibitz::move_index(&pos, pv[0]), Some(l.best));
                     longest = longest.max(pv.len());
                 }
                 None => assert!(!has_moves, "game {} ply {ply} unlabelled", g.index),
             }
             if let Some(&m) = g.moves.get(ply) {
-                let m = kibitz::record::format::move_at(&pos, m).unwrap();
+                let m = kibitz::move_at(&pos, m).unwrap();
                 pos.do_move(m);
             }
         }

@@ -4,7 +4,7 @@
 
 use std::{collections::HashMap, path::Path};
 
-use kibitz::record::{dedup::label_keys, file::read_all};
+use kibitz::{label_keys, read_all};
 
 use crate::util::{TempDir, kibitz, s, sample};
 

@@ -179,7 +179,7 @@ fn endless_stream_stops_at_max_bytes() {
     let written = writer.join().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{err}");
-    assert!(err.contains("stopped after 3000000 bytes of text (--max-bytes)"), "{err}");
+    assert!(err.contains("stopped after 3000000 bytes of text, the limit set"), "{err}");
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     // Whole games only: those whose text ends before byte 3,000,000 (the
     // next game's first byte is then inside the limit).
@@ -568,7 +568,7 @@ fn sigterm_closes_cleanly_and_resume_completes() {
 pub fn frame_ends(bytes: &[u8]) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut at = 0;
-    while let Some(end) = kibitz::io::source::zstd_frame_end(bytes, at) {
+    while let Some(end) = kibitz::zstd_frame_end(bytes, at) {
         ends.push(end);
         at = end;
     }

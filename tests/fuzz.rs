@@ -46,14 +46,8 @@ use std::{
 
 use arbitrary::{Arbitrary, Unstructured};
 use kibitz::{
-    FenOptions, Move, Position,
-    io::epd::EpdLine,
-    pipeline::replay::{ReplayOptions, Replayer, Verify},
-    record::{
-        chain::walk,
-        export::{ExportFormat, Exporter},
-        file::KbzReader,
-    },
+    EpdLine, ExportFormat, Exporter, FenOptions, KbzReader, Move, Position, ReplayOptions,
+    Replayer, Verify, walk,
 };
 
 use crate::{
@@ -553,7 +547,7 @@ fn frames(data: &[u8]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut at = 0;
     while at < data.len() {
-        match kibitz::io::source::zstd_frame_end(data, at) {
+        match kibitz::zstd_frame_end(data, at) {
             Some(end) => {
                 out.push(at..end);
                 at = end;

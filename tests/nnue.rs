@@ -170,10 +170,7 @@ mod stockfish {
         process::{Command, Stdio},
     };
 
-    use kibitz::{
-        io::{epd::EpdLine, pgn::GameReader},
-        pipeline::replay::set_start_position,
-    };
+    use kibitz::{EpdLine, GameReader, set_start_position};
 
     use super::*;
     use crate::util::shared;
@@ -222,8 +219,8 @@ mod stockfish {
 
     #[test]
     fn eval_bench_signature_with_stockfish_net() {
-        let result = kibitz::search::bench::run(8, 16, Some(real_net()), |_, _, _| {})
-            .expect("a 16 MiB table");
+        let result =
+            kibitz::bench::run(8, 16, Some(real_net()), |_, _, _| {}).expect("a 16 MiB table");
         assert_eq!(result.positions, 52);
         assert_eq!(result.nodes, NET_BENCH_SIGNATURE_DEPTH_8);
     }

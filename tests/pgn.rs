@@ -20,11 +20,7 @@
 
 use std::{collections::BTreeMap, path::Path, process::Command};
 
-use kibitz::{
-    Color, Move, Position, Square,
-    io::pgn::{GameReader, ParsedGame},
-    pipeline::replay::set_start_position,
-};
+use kibitz::{Color, GameReader, Move, ParsedGame, Position, Square, set_start_position};
 
 use crate::util::{Rng, TempDir, shared};
 

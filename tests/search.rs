@@ -6,12 +6,9 @@ use std::{
     process::{Command, Stdio},
 };
 
-use kibitz::{
-    Position,
-    search::{Limits, Searcher, bench, mate_in},
-};
+use kibitz::{Limits, Position, Searcher, bench, mate_in};
 
-fn search(fen: &str, depth: i32) -> kibitz::search::SearchResult {
+fn search(fen: &str, depth: i32) -> kibitz::SearchResult {
     let mut pos = Position::from_fen(fen).unwrap();
     let mut searcher = Searcher::new(16);
     searcher.search(&mut pos, &Limits::depth(depth), |_| {})
@@ -74,7 +71,7 @@ fn mated_side_scores_the_distance() {
     pos.do_move(result.best.unwrap());
     let mut searcher = Searcher::new(1);
     let r = searcher.search(&mut pos, &Limits::depth(3), |_| {});
-    assert_eq!((r.best, r.score), (None, -kibitz::search::MATE));
+    assert_eq!((r.best, r.score), (None, -kibitz::MATE));
 }
 
 #[test]

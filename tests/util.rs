@@ -25,9 +25,18 @@ impl Rng {
     }
 }
 
-/// A file of the shared corpora (`../shared/data/...`).
+/// The shared corpora: `KIBITZ_DATA` when set, else `../shared/data` beside
+/// the checkout.
+pub fn shared_root() -> PathBuf {
+    match std::env::var_os("KIBITZ_DATA") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data"),
+    }
+}
+
+/// A file of the shared corpora (`$KIBITZ_DATA/...`, see [`shared_root`]).
 pub fn shared(path: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data").join(path)
+    shared_root().join(path)
 }
 
 /// The kibitz binary, without a net from the environment (`KIBITZ_NET`):

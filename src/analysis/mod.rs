@@ -18,13 +18,13 @@
 //! * game accuracy per side: the mean of a volatility-weighted mean and the
 //!   harmonic mean of its move accuracies.
 
-pub mod divider;
-pub mod game;
-pub mod report;
+mod divider;
+mod game;
 
 use crate::{chess::types::Color, score::ScoreKind};
 
 pub use divider::{Division, Phase, divide, position_phase};
+pub use game::{GameAnalysis, MoveAnalysis, SideAnalysis, Totals, analyse, movetext};
 
 /// Centipawn evaluations are clamped to this (and a mate counts as it) in
 /// every formula.

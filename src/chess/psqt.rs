@@ -1,7 +1,7 @@
 //! Material values and piece-square tables, the part of the evaluation that
 //! [`Position::do_move`](crate::Position::do_move) keeps up to date
 //! incrementally in [`StateInfo`](crate::StateInfo): a tapered
-//! [`Score`] (middlegame, endgame) from White's point of view, and the
+//! [`Tapered`] (middlegame, endgame) from White's point of view, and the
 //! non-pawn material of each side.
 //!
 //! The tables are built at compile time from [`PARAMS`], a flat list of
@@ -9,62 +9,62 @@
 
 use std::ops::{Add, AddAssign, Neg, Sub, SubAssign};
 
-use crate::chess::types::{ByRole, Color, Piece, Role, Square};
+use crate::chess::types::{Piece, Role, Square};
 
 /// A pair of middlegame and endgame values, tapered by game phase.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, Default)]
-pub struct Score {
+pub struct Tapered {
     /// Middlegame value.
     pub mg: i32,
     /// Endgame value.
     pub eg: i32,
 }
 
-impl Score {
+impl Tapered {
     /// Zero in both phases.
-    pub const ZERO: Score = Score { mg: 0, eg: 0 };
+    pub const ZERO: Tapered = Tapered { mg: 0, eg: 0 };
 
     /// A score of `mg` and `eg`.
     #[inline]
-    pub const fn new(mg: i32, eg: i32) -> Score {
-        Score { mg, eg }
+    pub const fn new(mg: i32, eg: i32) -> Tapered {
+        Tapered { mg, eg }
     }
 }
 
-impl Add for Score {
-    type Output = Score;
+impl Add for Tapered {
+    type Output = Tapered;
     #[inline]
-    fn add(self, rhs: Score) -> Score {
-        Score { mg: self.mg + rhs.mg, eg: self.eg + rhs.eg }
+    fn add(self, rhs: Tapered) -> Tapered {
+        Tapered { mg: self.mg + rhs.mg, eg: self.eg + rhs.eg }
     }
 }
 
-impl Sub for Score {
-    type Output = Score;
+impl Sub for Tapered {
+    type Output = Tapered;
     #[inline]
-    fn sub(self, rhs: Score) -> Score {
-        Score { mg: self.mg - rhs.mg, eg: self.eg - rhs.eg }
+    fn sub(self, rhs: Tapered) -> Tapered {
+        Tapered { mg: self.mg - rhs.mg, eg: self.eg - rhs.eg }
     }
 }
 
-impl Neg for Score {
-    type Output = Score;
+impl Neg for Tapered {
+    type Output = Tapered;
     #[inline]
-    fn neg(self) -> Score {
-        Score { mg: -self.mg, eg: -self.eg }
+    fn neg(self) -> Tapered {
+        Tapered { mg: -self.mg, eg: -self.eg }
     }
 }
 
-impl AddAssign for Score {
+impl AddAssign for Tapered {
     #[inline]
-    fn add_assign(&mut self, rhs: Score) {
+    fn add_assign(&mut self, rhs: Tapered) {
         *self = *self + rhs;
     }
 }
 
-impl SubAssign for Score {
+impl SubAssign for Tapered {
     #[inline]
-    fn sub_assign(&mut self, rhs: Score) {
+    fn sub_assign(&mut self, rhs: Tapered) {
         *self = *self - rhs;
     }
 }
@@ -84,16 +84,6 @@ pub const PARAMS: [i32; NUM_PARAMS] = psqt_params::TUNED;
 #[path = "psqt_params.rs"]
 mod psqt_params;
 
-/// The material value of each role (the king's is 0).
-pub const PIECE_VALUE: ByRole<Score> = ByRole {
-    pawn: Score::new(PARAMS[0], PARAMS[1]),
-    knight: Score::new(PARAMS[2], PARAMS[3]),
-    bishop: Score::new(PARAMS[4], PARAMS[5]),
-    rook: Score::new(PARAMS[6], PARAMS[7]),
-    queen: Score::new(PARAMS[8], PARAMS[9]),
-    king: Score::ZERO,
-};
-
 /// The middlegame material value of each role, used for
 /// [`CopiedState::non_pawn_material`](crate::chess::state::CopiedState::non_pawn_material)
 /// and game phase.
@@ -111,8 +101,8 @@ pub const fn mg_value(role: Role) -> i32 {
 
 /// Builds the 12 x 64 table from a parameter vector: material plus the
 /// square bonus, positive for White, mirrored and negated for Black.
-pub const fn build_psq(p: &[i32; NUM_PARAMS]) -> [[Score; 64]; 12] {
-    let mut table = [[Score::ZERO; 64]; 12];
+pub const fn build_psq(p: &[i32; NUM_PARAMS]) -> [[Tapered; 64]; 12] {
+    let mut table = [[Tapered::ZERO; 64]; 12];
     let mut piece = 0;
     while piece < 12 {
         let role = piece / 2;
@@ -127,7 +117,7 @@ pub const fn build_psq(p: &[i32; NUM_PARAMS]) -> [[Score; 64]; 12] {
             let idx = (rel / 8) * 4 + half_file;
             let mg = mat_mg + p[10 + role * 64 + idx];
             let eg = mat_eg + p[10 + role * 64 + 32 + idx];
-            table[piece][sq] = if white { Score::new(mg, eg) } else { Score::new(-mg, -eg) };
+            table[piece][sq] = if white { Tapered::new(mg, eg) } else { Tapered::new(-mg, -eg) };
             sq += 1;
         }
         piece += 1;
@@ -135,27 +125,19 @@ pub const fn build_psq(p: &[i32; NUM_PARAMS]) -> [[Score; 64]; 12] {
     table
 }
 
-static PSQ: [[Score; 64]; 12] = build_psq(&PARAMS);
+static PSQ: [[Tapered; 64]; 12] = build_psq(&PARAMS);
 
 /// The piece-square score (material included) of `piece` on `sq`, from
 /// White's point of view.
 #[inline]
-pub fn psq(piece: Piece, sq: Square) -> Score {
+pub fn psq(piece: Piece, sq: Square) -> Tapered {
     PSQ[piece.to_usize()][sq.to_usize()]
-}
-
-/// `value` from `color`'s point of view.
-#[inline]
-pub fn relative(color: Color, value: i32) -> i32 {
-    match color {
-        Color::White => value,
-        Color::Black => -value,
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::chess::types::Color;
 
     #[test]
     fn tables_are_symmetric() {

@@ -10,7 +10,7 @@
 
 use crate::chess::{
     bitboard::Bitboard,
-    psqt::Score,
+    psqt::Tapered,
     types::{ByColor, ByRole, Piece, Square},
 };
 
@@ -24,9 +24,9 @@ pub struct CopiedState {
     /// Middlegame material of each side without pawns and kings.
     pub non_pawn_material: ByColor<i32>,
     /// The tapered piece-square score, material included, White's view.
-    pub psq: Score,
+    pub psq: Tapered,
     /// Castling rights, bits as in
-    /// [`castling_bit`](crate::chess::types::castling_bit).
+    /// `castling_bit` (White king side 1, queen side 2, Black 4 and 8).
     pub castling_rights: u8,
     /// Plies since the last capture or pawn move (the 50-move counter).
     pub rule50: u16,

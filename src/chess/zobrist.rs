@@ -280,7 +280,7 @@ pub fn squares_key(piece: Piece, squares: Bitboard) -> u64 {
 }
 
 /// The key of a set of castling rights (bits as in
-/// [`castling_bit`](crate::chess::types::castling_bit)).
+/// `castling_bit`: White king side 1, queen side 2, Black 4 and 8).
 #[inline]
 pub fn castling(rights: u8) -> u64 {
     CASTLING[usize::from(rights & 15)]

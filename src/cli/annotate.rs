@@ -20,24 +20,10 @@ use crate::cli::{
     replay::FormatArg,
 };
 use kibitz::{
-    io::{
-        filter::{GameFilter, Speed, normalize_date},
-        source::Format,
-    },
-    pipeline::{
-        annotate::AnnotateStats,
-        annotation::{
-            AnnotateError, AnnotateReport, AnnotateSink, Annotation, LabelWith, OutputMode,
-            Settings,
-        },
-        engine::EngineConfig,
-        relabel::{RelabelInput, relabel},
-        replay::Rejected,
-    },
-    record::{
-        file::RecordError,
-        format::{BLOCK_GAMES, BLOCK_LABELS, Header},
-    },
+    AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, AnnotateStats, Annotation,
+    BLOCK_GAMES, BLOCK_LABELS, EngineConfig, Format, GameFilter, Header, LabelWith, OutputMode,
+    RecordError, Rejected, Relabel, RelabelInput, RelabelReport, RelabelSink, Speed,
+    normalize_date,
 };
 
 /// `--label`.
@@ -167,7 +153,7 @@ pub struct AnnotateArgs {
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
-    /// Settings for a purpose; `analysis`: every position, with its
+    /// AnnotateSettings for a purpose; `analysis`: every position, with its
     /// principal variation (as `--skip-plies 0 --skip-check false
     /// --skip-captures false --pv 12`).
     #[arg(long, value_enum, conflicts_with_all = ["skip_plies", "skip_check", "skip_captures", "sample", "dedup"])]
@@ -200,14 +186,14 @@ pub struct AnnotateArgs {
     /// Seed of --sample.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Drop positions labelled twice: `first` (the default) drops them
-    /// during the run (same key); `last` and `deepest` keep that label of
-    /// each position (its key and 50-move and repetition state, as `kibitz
-    /// dedup`) once the run is done.
+    /// Keep one label per position (its key, and its 50-move and
+    /// repetition state, as `kibitz dedup`): `first` (the default) drops
+    /// the later ones during the run; `last` and `deepest` keep that label
+    /// of each position once the run is done.
     #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "first")]
-    dedup: Option<super::records::KeepArg>,
+    dedup: Option<super::dedup::KeepArg>,
     /// Memory for the positions seen by --dedup last|deepest.
-    #[arg(long, default_value = "1G", value_parser = super::records::parse_size)]
+    #[arg(long, default_value = "1G", value_parser = super::dedup::parse_size)]
     dedup_memory: usize,
     /// Write one JSON line per rejected game to FILE (the first few are
     /// described on standard error either way).
@@ -255,6 +241,39 @@ pub struct AnnotateArgs {
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
+}
+
+/// A run's game filters as the flags that set them: `--min-elo 1500
+/// --speed blitz,rapid`.
+pub fn describe_filter(f: &GameFilter) -> String {
+    let mut parts = Vec::new();
+    let bounds = [
+        ("min-elo", f.min_elo),
+        ("max-elo", f.max_elo),
+        ("min-avg-elo", f.min_avg_elo),
+        ("max-avg-elo", f.max_avg_elo),
+    ];
+    for (flag, v) in bounds {
+        if let Some(v) = v {
+            parts.push(format!("--{flag} {v}"));
+        }
+    }
+    if !f.speeds.is_empty() {
+        let names: Vec<&str> = f.speeds.iter().map(|s| s.name()).collect();
+        parts.push(format!("--speed {}", names.join(",")));
+    }
+    for (flag, v) in [("date-from", &f.date_from), ("date-to", &f.date_to)] {
+        if let Some(v) = v {
+            parts.push(format!("--{flag} {}", v.replace('.', "-")));
+        }
+    }
+    if !f.terminations.is_empty() {
+        parts.push(format!("--termination \"{}\"", f.terminations.join(",")));
+    }
+    if !f.results.is_empty() {
+        parts.push(format!("--result {}", f.results.join(",")));
+    }
+    parts.join(" ")
 }
 
 fn parse_shard(text: &str) -> Result<(u64, u64)> {
@@ -365,31 +384,37 @@ impl AnnotateSink for CliSink {
     }
 }
 
-/// An annotate error, with the flags that deal with an output that exists.
-fn output_advice(e: AnnotateError) -> anyhow::Error {
+/// An annotate error, with the flags that deal with it.
+fn advice(e: AnnotateError) -> anyhow::Error {
     match e {
-        AnnotateError::Output { path, source }
-            if source.kind() == std::io::ErrorKind::AlreadyExists =>
-        {
-            anyhow!(
-                "{}: exists: use --force to replace it, or --resume to continue it if an \
-                 interrupted annotate run of the same command wrote it",
-                path.display()
-            )
+        AnnotateError::Output { path, source } if super::is_exists(&source) => anyhow!(
+            "{}: exists: use --force to replace it, or --resume to continue it if an interrupted \
+             annotate run of the same command wrote it",
+            path.display()
+        ),
+        AnnotateError::Sample(_) => anyhow!("--sample must be between 0 and 1"),
+        AnnotateError::Shard { k, n } => anyhow!("--shard {k}/{n}: K must be below N"),
+        AnnotateError::MultiPvWithoutSearch => {
+            anyhow!("--multipv needs a search: --label pgn-eval gives one score per position")
         }
+        AnnotateError::MaxPositionsWithShards => {
+            anyhow!("--max-positions cannot be split across shards: apply it to the merged file")
+        }
+        AnnotateError::KeepWithShards => anyhow!(
+            "--dedup last|deepest chooses over the whole file: run `kibitz merge --keep` on the \
+             shards instead"
+        ),
+        AnnotateError::Sink { source, output } => anyhow::Error::new(source).context(format!(
+            "{} keeps its complete blocks: continue with --resume",
+            output.display()
+        )),
+        AnnotateError::Dedup(e) => super::dedup::advice(e),
         e => anyhow::Error::new(e),
     }
 }
 
-/// Runs `kibitz annotate`.
-pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
-    if let Some(errors) = &args.errors {
-        super::refuse_output_over_input(errors, &args.inputs)
-            .with_context(|| format!("--errors {}", errors.display()))?;
-        if super::same_file(errors, &args.output) {
-            bail!("--errors {} is the output file", errors.display());
-        }
-    }
+/// The settings of a run, from its flags.
+fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
     let shard = args.shard.as_deref().map(parse_shard).transpose()?.unwrap_or((0, 1));
     let label = match (&args.engine, args.label) {
         (Some(_), LabelArg::PgnEval) => {
@@ -413,12 +438,11 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     {
         eprintln!("kibitz: the net {} is not used: labels come from elsewhere", path.display());
     }
-    let threads = args.threads.unwrap_or_else(default_threads).max(1);
     let analysis = args.preset == Some(PresetArg::Analysis);
-    let settings = Settings {
+    Ok(AnnotateSettings {
         label,
         format: args.format.map(Format::from),
-        threads,
+        threads: args.threads.unwrap_or_else(default_threads).max(1),
         depth: args.depth,
         nodes: args.nodes.unwrap_or(0),
         hash_mib: args.hash,
@@ -427,7 +451,8 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         skip_captures: args.skip_captures && !analysis,
         sample: args.sample,
         seed: args.seed,
-        dedup: args.dedup == Some(super::records::KeepArg::First),
+        dedup: args.dedup.map(super::dedup::KeepArg::keep),
+        dedup_memory: args.dedup_memory,
         max_games: args.max_games.unwrap_or(0),
         max_positions: args.max_positions.unwrap_or(0),
         max_bytes: args.max_bytes.unwrap_or(0),
@@ -438,42 +463,39 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         filter: args.filters.filter()?,
         multipv: args.multipv,
         verify: args.verify.into(),
-    };
+    })
+}
+
+/// Runs `kibitz annotate`.
+pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
+    if let Some(errors) = &args.errors {
+        super::refuse_output_over_input(errors, &args.inputs)
+            .with_context(|| format!("--errors {}", errors.display()))?;
+        if super::same_file(errors, &args.output) {
+            bail!("--errors {} is the output file", errors.display());
+        }
+    }
     let mode = match (args.resume, args.force) {
         (true, _) => OutputMode::Resume,
         (false, true) => OutputMode::Replace,
         (false, false) => OutputMode::Create,
     };
-    // The job checks the settings; here its errors get their flags' names.
-    let job =
-        Annotation::new(args.inputs.clone(), args.output.clone(), mode, settings).map_err(|e| {
-            match e {
-                AnnotateError::Sample(_) => anyhow!("--sample must be between 0 and 1"),
-                AnnotateError::Shard { k, n } => anyhow!("--shard {k}/{n}: K must be below N"),
-                AnnotateError::MultiPvWithoutSearch => {
-                    anyhow!(
-                        "--multipv needs a search: --label pgn-eval gives one score per position"
-                    )
-                }
-                AnnotateError::MaxPositionsWithShards => anyhow!(
-                    "--max-positions cannot be split across shards: apply it to the merged file"
-                ),
-                AnnotateError::Table { .. } | AnnotateError::OutputIsInput { .. } => anyhow!("{e}"),
-                e => output_advice(e),
-            }
-        })?;
-    // Labelled data (`.kbz`, binpack) is relabelled: the same positions,
-    // new labels, the games kept as chains.
+    let job = Annotation::new(args.inputs.clone(), args.output.clone(), mode, settings(&args)?)
+        .map_err(advice)?;
+    // Labelled data (`.kbz`, binpack, plain) is relabelled: the same
+    // positions, new labels, the games kept as chains.
     let relabel: Vec<Option<RelabelInput>> =
         args.inputs.iter().map(|p| RelabelInput::detect(p)).collect::<Result<_, _>>()?;
     if relabel.iter().any(Option::is_some) {
         let Some(inputs) = relabel.into_iter().collect::<Option<Vec<_>>>() else {
-            bail!("labelled data (.kbz, .binpack) and games (PGN, EPD) cannot be mixed in one run");
+            bail!(
+                "labelled data (.kbz, .binpack, plain) and games (PGN, EPD) cannot be mixed in one run"
+            );
         };
         if args.resume {
             bail!("relabelling writes a new file: it does not --resume");
         }
-        return run_relabel(&args, job, &inputs);
+        return run_relabel(&args, job, inputs);
     }
     // Opened before the output, so that a path that cannot be written fails
     // before anything is.
@@ -491,49 +513,50 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
     }
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
     let mut sink = CliSink { bar, rejects, quiet: args.quiet, start: Instant::now() };
-    let report = job.run(&mut sink, &interrupted).map_err(|e| match e {
-        AnnotateError::Sink { source, output } => anyhow::Error::new(source).context(format!(
-            "{} keeps its complete blocks: continue with --resume",
-            output.display()
-        )),
-        e => output_advice(e),
-    })?;
-    // The workers are gone, so every engine has quit and been reaped.
-    if let Some(keep) = args.dedup.filter(|k| *k != super::records::KeepArg::First)
-        && !report.interrupted
-    {
-        let r = super::records::dedup_in_place(&args.output, keep.keep(), args.dedup_memory)?;
-        if !args.quiet {
-            eprintln!(
-                "kibitz: --dedup {keep:?}: {} labels, {} kept ({} duplicates dropped)",
-                r.labels,
-                r.kept,
-                r.labels - r.kept
-            );
-        }
+    let report = job.run(&mut sink, &interrupted).map_err(advice)?;
+    if let Some(r) = report.dedup.as_ref().filter(|_| !args.quiet) {
+        eprintln!(
+            "kibitz: --dedup {:?}: {} labels, {} kept ({} duplicates dropped)",
+            args.dedup.unwrap_or(super::dedup::KeepArg::First),
+            r.labels,
+            r.kept,
+            r.labels - r.kept
+        );
     }
     print_summary(&args, &report, cpu_seconds())
 }
 
-/// Relabels `.kbz` and binpack inputs and prints the summary.
-fn run_relabel(args: &AnnotateArgs, job: Annotation, inputs: &[RelabelInput]) -> Result<ExitCode> {
-    let start = Instant::now();
-    let quiet = args.quiet;
-    let mut progress = |games: u64| {
-        if !quiet && games % 1000 < 10 {
-            eprint!("\rkibitz: {games} games relabelled");
+/// Relabels `.kbz`, binpack and plain inputs and prints the summary.
+fn run_relabel(
+    args: &AnnotateArgs,
+    job: Annotation,
+    inputs: Vec<RelabelInput>,
+) -> Result<ExitCode> {
+    struct Progress(bool);
+    impl RelabelSink for Progress {
+        fn progress(&mut self, games: u64) {
+            if self.0 && games % 1000 < 10 {
+                eprint!("\rkibitz: {games} games relabelled");
+            }
         }
-    };
-    let report = relabel(job, inputs, &mut progress)?;
-    if !quiet {
+    }
+    let start = Instant::now();
+    let report = Relabel::new(job, inputs)
+        .and_then(|r| r.run(&mut Progress(!args.quiet)))
+        .map_err(advice)?;
+    if !args.quiet {
         eprintln!();
     }
     let seconds = start.elapsed().as_secs_f64();
     let mut out = super::stdout();
     if args.json {
-        let mut v = serde_json::to_value(&report)?;
-        v["seconds"] = seconds.into();
-        writeln!(out, "{v}")?;
+        #[derive(serde::Serialize)]
+        struct Summary<'a> {
+            #[serde(flatten)]
+            report: &'a RelabelReport,
+            seconds: f64,
+        }
+        writeln!(out, "{}", serde_json::to_string(&Summary { report: &report, seconds })?)?;
     } else {
         let from =
             report.header.as_ref().map_or(String::new(), |h| h.options.relabelled_from.clone());
@@ -581,87 +604,7 @@ fn print_summary(
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;
     } else {
-        writeln!(
-            out,
-            "output    {} ({} bytes, {:.2} bytes per labelled position)",
-            summary.output, bytes_written, summary.bytes_per_position
-        )?;
-        writeln!(
-            out,
-            "games     {} read, {} annotated, {} rejected (bad start, or annotated up to a move that cannot be played)",
-            stats.games_read, stats.games, stats.rejected
-        )?;
-        writeln!(
-            out,
-            "positions {} labelled of {} looked at ({} searched, {} nodes)",
-            stats.labelled, stats.positions, stats.searched, stats.nodes
-        )?;
-        writeln!(
-            out,
-            "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} unlabelled, {} duplicates",
-            stats.skipped_opening,
-            stats.skipped_check,
-            stats.skipped_capture,
-            stats.skipped_sample,
-            stats.skipped_unlabelled,
-            stats.skipped_duplicate
-        )?;
-        if !report.header.options.filter.is_empty() {
-            let list = |m: &std::collections::BTreeMap<String, u64>| {
-                let parts: Vec<String> = m.iter().map(|(k, v)| format!("{v} {k}")).collect();
-                if parts.is_empty() { "none".to_string() } else { parts.join(", ") }
-            };
-            writeln!(
-                out,
-                "filtered  {} by game filters ({}); without the tag a filter needs: {}",
-                stats.filtered.values().sum::<u64>() + stats.filtered_no_tag.values().sum::<u64>(),
-                list(&stats.filtered),
-                list(&stats.filtered_no_tag)
-            )?;
-        }
-        if !stats.unknown_variants.is_empty() {
-            writeln!(
-                out,
-                "warning   games of an unknown variant played as standard chess: {:?}",
-                stats.unknown_variants
-            )?;
-        }
-        if !stats.skipped_variants.is_empty() {
-            writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
-        }
-        for f in stats.failures.iter().take(20) {
-            writeln!(out, "failure   {f}")?;
-        }
-        if stats.failed > 0 {
-            writeln!(
-                out,
-                "failed    {} position{} the engine could not label (skipped)",
-                stats.failed,
-                if stats.failed == 1 { "" } else { "s" }
-            )?;
-        }
-        writeln!(
-            out,
-            "seconds   {seconds:.2} ({threads} thread{}, {:.0} positions searched per second)",
-            if threads == 1 { "" } else { "s" },
-            summary.positions_per_second
-        )?;
-        if args.engine.is_some() {
-            let total = (cpu.0 + cpu.1).max(1e-9);
-            writeln!(
-                out,
-                "cpu       kibitz {:.2} s, engines {:.2} s: kibitz is {:.1}% of the CPU time",
-                cpu.0,
-                cpu.1,
-                100.0 * cpu.0 / total
-            )?;
-        }
-        if report.interrupted {
-            writeln!(
-                out,
-                "interrupted: the file ends at its last complete block; continue with --resume"
-            )?;
-        }
+        print_text(&mut out, args, report, &summary)?;
     }
     if let Some(why) = &gave_up {
         eprintln!("kibitz: {why}");
@@ -678,4 +621,105 @@ fn print_summary(
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The games the filters left out, and the variants met.
+fn print_filtered_and_variants(out: &mut impl Write, report: &AnnotateReport) -> Result<()> {
+    let stats = &report.stats;
+    if !report.header.options.filter.is_empty() {
+        let list = |m: &std::collections::BTreeMap<String, u64>| {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{v} {k}")).collect();
+            if parts.is_empty() { "none".to_string() } else { parts.join(", ") }
+        };
+        writeln!(
+            out,
+            "filtered  {} by game filters ({}); without the tag a filter needs: {}",
+            stats.filtered.values().sum::<u64>() + stats.filtered_no_tag.values().sum::<u64>(),
+            list(&stats.filtered),
+            list(&stats.filtered_no_tag)
+        )?;
+    }
+    if !stats.unknown_variants.is_empty() {
+        writeln!(
+            out,
+            "warning   games of an unknown variant played as standard chess: {:?}",
+            stats.unknown_variants
+        )?;
+    }
+    if !stats.skipped_variants.is_empty() {
+        writeln!(out, "variants  {:?} skipped", stats.skipped_variants)?;
+    }
+    Ok(())
+}
+
+/// The summary of a run for people.
+fn print_text(
+    out: &mut impl Write,
+    args: &AnnotateArgs,
+    report: &AnnotateReport,
+    summary: &Summary<'_>,
+) -> Result<()> {
+    let stats = &report.stats;
+    let (seconds, threads, bytes_written) = (report.seconds, report.threads, report.bytes_written);
+    let cpu = (summary.cpu_seconds, summary.engine_cpu_seconds);
+    writeln!(
+        out,
+        "output    {} ({} bytes, {:.2} bytes per labelled position)",
+        summary.output, bytes_written, summary.bytes_per_position
+    )?;
+    writeln!(
+        out,
+        "games     {} read, {} annotated, {} rejected (bad start, or annotated up to a move that cannot be played)",
+        stats.games_read, stats.games, stats.rejected
+    )?;
+    writeln!(
+        out,
+        "positions {} labelled of {} looked at ({} searched, {} nodes)",
+        stats.labelled, stats.positions, stats.searched, stats.nodes
+    )?;
+    writeln!(
+        out,
+        "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} unlabelled, {} duplicates",
+        stats.skipped_opening,
+        stats.skipped_check,
+        stats.skipped_capture,
+        stats.skipped_sample,
+        stats.skipped_unlabelled,
+        stats.skipped_duplicate
+    )?;
+    print_filtered_and_variants(out, report)?;
+    for f in stats.failures.iter().take(20) {
+        writeln!(out, "failure   {f}")?;
+    }
+    if stats.failed > 0 {
+        writeln!(
+            out,
+            "failed    {} position{} the engine could not label (skipped)",
+            stats.failed,
+            if stats.failed == 1 { "" } else { "s" }
+        )?;
+    }
+    writeln!(
+        out,
+        "seconds   {seconds:.2} ({threads} thread{}, {:.0} positions searched per second)",
+        if threads == 1 { "" } else { "s" },
+        summary.positions_per_second
+    )?;
+    if args.engine.is_some() {
+        let total = (cpu.0 + cpu.1).max(1e-9);
+        writeln!(
+            out,
+            "cpu       kibitz {:.2} s, engines {:.2} s: kibitz is {:.1}% of the CPU time",
+            cpu.0,
+            cpu.1,
+            100.0 * cpu.0 / total
+        )?;
+    }
+    if report.interrupted {
+        writeln!(
+            out,
+            "interrupted: the file ends at its last complete block; continue with --resume"
+        )?;
+    }
+    Ok(())
 }

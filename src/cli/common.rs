@@ -10,7 +10,7 @@ use std::{
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use kibitz::pipeline::replay::Rejected;
+use kibitz::Rejected;
 
 /// The default number of worker threads: the cores available.
 pub fn default_threads() -> usize {

@@ -13,9 +13,8 @@ use anyhow::{Context, Result};
 use clap::Args;
 
 use kibitz::{
-    Color, FenOptions, Position,
+    Color, EvalTables, FenOptions, Position, evaluate,
     nnue::{NnueEval, to_centipawns},
-    search::eval::{EvalTables, evaluate},
 };
 
 /// Arguments of `kibitz eval`.
@@ -91,7 +90,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             if fen.is_empty() {
                 continue;
             }
-            let pos = kibitz::io::epd::EpdLine::parse(fen.as_bytes())
+            let pos = kibitz::EpdLine::parse(fen.as_bytes())
                 .and_then(Result::ok)
                 .and_then(|l| l.position().ok())
                 .or_else(|| Position::from_fen_with(fen.as_bytes(), options).ok())

@@ -12,9 +12,12 @@ use clap::{Parser, Subcommand};
 
 mod annotate;
 mod common;
+mod dedup;
 pub(crate) mod eval;
+mod export;
+mod inspect;
+mod merge;
 mod perft;
-mod records;
 pub(crate) mod replay;
 mod report;
 mod search;
@@ -36,9 +39,9 @@ enum Command {
     /// The main job: label the positions of games (or EPD lines) and write a .kbz file.
     Annotate(Box<annotate::AnnotateArgs>),
     /// Show a .kbz file: header, counts, sizes, score histogram; verify every block.
-    Inspect(records::InspectArgs),
+    Inspect(inspect::InspectArgs),
     /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD, JSON lines, bullet.
-    Export(records::ExportArgs),
+    Export(export::ExportArgs),
     /// Sum up analysed games: a page with a player table and an evaluation
     /// graph per game, and JSON lines per game and per player.
     Report(report::ReportArgs),
@@ -47,9 +50,9 @@ enum Command {
     Stats(stats::StatsArgs),
     /// Drop duplicate positions across .kbz files, keeping the first, the
     /// last or the deepest label of each; bounded memory.
-    Dedup(records::DedupArgs),
+    Dedup(dedup::DedupArgs),
     /// Join the shard files of one run into the file an unsharded run writes.
-    Merge(records::MergeArgs),
+    Merge(merge::MergeArgs),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::PerftArgs),
     /// Replay and verify games: every move played, every key checked, every
@@ -85,16 +88,48 @@ pub(crate) fn refuse_output_over_input(output: &Path, inputs: &[PathBuf]) -> any
     Ok(())
 }
 
-pub(crate) use kibitz::io::same_file;
+pub(crate) use kibitz::same_file;
 
-/// An output that exists, with what to do about it (`what`: "replace it",
-/// "replace it or --resume to continue it"); other errors as they are.
-pub(crate) fn exists_advice(e: io::Error, what: &str) -> anyhow::Error {
-    if e.kind() == io::ErrorKind::AlreadyExists {
-        anyhow::anyhow!("{e}: use --force to {what}")
-    } else {
-        e.into()
+/// Whether an error says that an output exists.
+pub(crate) fn is_exists(e: &io::Error) -> bool {
+    e.kind() == io::ErrorKind::AlreadyExists
+}
+
+/// The exit code after reading a `.kbz` through: 1, with the reason on
+/// stderr, if a block was corrupt or the file has no end marker (what to do
+/// about it depends on the command that wrote it: a `.partial` file is
+/// the output of a dedup, merge or relabel that stopped, to be run again;
+/// any other an interrupted annotate run, to be resumed).
+pub(crate) fn end_of_reading(
+    file: &Path,
+    complete: bool,
+    corrupt: Option<&kibitz::RecordError>,
+    (blocks, games): (u64, u64),
+) -> ExitCode {
+    if let Some(e) = corrupt {
+        eprintln!("kibitz: {e}");
+        return ExitCode::from(1);
     }
+    if !complete {
+        eprintln!("kibitz: {}", incomplete_advice(file, blocks, games));
+        return ExitCode::from(1);
+    }
+    ExitCode::SUCCESS
+}
+
+/// The message for a `.kbz` without an end marker, with what to do.
+pub(crate) fn incomplete_advice(file: &Path, blocks: u64, games: u64) -> String {
+    let what = if file.as_os_str().as_encoded_bytes().ends_with(b".partial") {
+        "a dedup, merge or relabel that stopped before its end left it: run that command again \
+         (its output appears only once complete)"
+    } else {
+        "the annotate run that wrote it was interrupted or failed: continue it with the same \
+         command and --resume"
+    };
+    format!(
+        "{}: incomplete: no end marker after its {blocks} blocks ({games} games); {what}",
+        file.display()
+    )
 }
 
 /// An error and its causes on one line, each cause said once: a cause
@@ -164,10 +199,10 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Annotate(args) => annotate::run(*args),
-        Command::Inspect(args) => records::run_inspect(args),
-        Command::Export(args) => records::run_export(args),
-        Command::Merge(args) => records::run_merge(args),
-        Command::Dedup(args) => records::run_dedup(args),
+        Command::Inspect(args) => inspect::run(args),
+        Command::Export(args) => export::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Dedup(args) => dedup::run(args),
         Command::Report(args) => report::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Perft(args) => perft::run(args),
@@ -184,10 +219,11 @@ pub fn main() -> ExitCode {
             // Standard output closed by its reader: stop quietly, as
             // ripgrep and coreutils do.
             if err.chain().any(|cause| {
-                cause
-                    .downcast_ref::<io::Error>()
-                    .and_then(io::Error::get_ref)
-                    .is_some_and(|inner| inner.is::<StdoutClosed>())
+                cause.is::<StdoutClosed>()
+                    || cause
+                        .downcast_ref::<io::Error>()
+                        .and_then(io::Error::get_ref)
+                        .is_some_and(|inner| inner.is::<StdoutClosed>())
             }) {
                 return ExitCode::SUCCESS;
             }

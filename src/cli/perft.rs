@@ -5,10 +5,7 @@ use std::{io::Write, path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result, bail};
 use clap::Args;
 
-use kibitz::{
-    FenOptions, Position,
-    chess::{perft, position::CastlingMode},
-};
+use kibitz::{CastlingMode, FenOptions, Position, perft};
 
 /// Arguments of `kibitz perft`.
 #[derive(Args, Debug)]

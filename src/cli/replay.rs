@@ -13,14 +13,9 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use kibitz::{
-    io::source::{Format, display_name},
-    pipeline::{
-        database::{Replay, ReplaySettings, ReplaySink},
-        duplicates::{DuplicateFinder, Fingerprint, GameAt},
-        keycheck::{KeyChecker, KeyDiff, open_key_file},
-        replay::{Rejected, Verify},
-        stats::Summary,
-    },
+    DuplicateFinder, Fingerprint, Format, GameAt, KeyCheckSummary, KeyChecker, KeyDiff, Rejected,
+    Replay, ReplaySettings, ReplaySink, Summary, SummaryWithRates, Verify, display_name,
+    open_key_file,
 };
 
 use crate::cli::common::{
@@ -277,10 +272,9 @@ impl ReplaySink for Reports {
     }
 }
 
-/// Runs `kibitz replay`.
-pub fn run(args: ReplayArgs) -> Result<ExitCode> {
-    // Before any file is created: an output that is an input would be
-    // emptied before it is read.
+/// Refuses outputs that are inputs or one another, before any is created
+/// (an output that is an input would be emptied before it is read).
+fn check_outputs(args: &ReplayArgs) -> Result<()> {
     let outputs =
         [("--keys", &args.keys), ("--errors", &args.errors), ("--duplicates", &args.duplicates)];
     for (i, (flag, out)) in outputs.iter().enumerate() {
@@ -307,6 +301,14 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             }
         }
     }
+    Ok(())
+}
+
+/// The reports a run writes as it goes, opened (the --errors file first:
+/// a path that cannot be written fails before the other outputs are
+/// created, and emptied).
+fn open_reports(args: &ReplayArgs) -> Result<Reports> {
+    let rejects = RejectReport::open(args.errors.as_ref())?;
     let check = args
         .check_keys
         .as_ref()
@@ -322,46 +324,45 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
             })
         })
         .transpose()?;
-    let settings = ReplaySettings {
-        format: args.format.map(Format::from),
-        threads: args.threads.unwrap_or_else(default_threads).max(1),
-        verify: args.verify.into(),
-        keys: args.keys.is_some() || args.check_keys.is_some(),
-        fingerprints: args.duplicates.is_some(),
-        max_bytes: args.max_bytes,
-    };
-    // The --errors file first: a path that cannot be written fails before
-    // the other outputs are created (and emptied).
-    let rejects = RejectReport::open(args.errors.as_ref())?;
+    let duplicates = args
+        .duplicates
+        .as_ref()
+        .map(|path| -> Result<Duplicates> {
+            let mut out = create_output(path)?;
+            writeln!(
+                out,
+                "# game\tinput\toffset\tduplicate_of\tinput\toffset\tplies (games numbered \
+                 from 1 across all inputs; offsets in bytes of each input's text)"
+            )
+            .with_context(|| format!("writing {}", path.display()))?;
+            Ok(Duplicates {
+                finder: DuplicateFinder::default(),
+                out,
+                names: args.inputs.iter().map(|p| display_name(p)).collect(),
+            })
+        })
+        .transpose()?;
     let mut reports = Reports {
         keys: args.keys.as_ref().map(create_output).transpose()?,
         check,
-        duplicates: args
-            .duplicates
-            .as_ref()
-            .map(|path| -> Result<Duplicates> {
-                let mut out = create_output(path)?;
-                writeln!(
-                    out,
-                    "# game\tinput\toffset\tduplicate_of\tinput\toffset\tplies (games numbered \
-                     from 1 across all inputs; offsets in bytes of each input's text)"
-                )
-                .with_context(|| format!("writing {}", path.display()))?;
-                Ok(Duplicates {
-                    finder: DuplicateFinder::default(),
-                    out,
-                    names: args.inputs.iter().map(|p| display_name(p)).collect(),
-                })
-            })
-            .transpose()?,
+        duplicates,
         rejects,
         bar: progress_bar(input_bytes(&args.inputs), args.quiet),
     };
     reports.rejects.start(0)?;
-    let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
-    reports.bar.finish_and_clear();
-    let summary = summary.context("writing the --keys, --errors or --duplicates file")?;
-    if let Some(mut out) = reports.keys {
+    Ok(reports)
+}
+
+/// What the key file check and the duplicate search found.
+struct Extras {
+    key_check: Option<(KeyCheckSummary, Option<String>)>,
+    duplicates: Option<(u64, u64)>,
+}
+
+/// Closes the reports after the run: the key check finished, the files
+/// flushed.
+fn close_reports(reports: &mut Reports) -> Result<Extras> {
+    if let Some(out) = reports.keys.as_mut() {
         out.flush().context("writing the --keys file")?;
     }
     let key_check = match reports.check.take() {
@@ -392,56 +393,34 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    Ok(Extras { key_check, duplicates })
+}
+
+/// Runs `kibitz replay`.
+pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    check_outputs(&args)?;
+    let settings = ReplaySettings {
+        format: args.format.map(Format::from),
+        threads: args.threads.unwrap_or_else(default_threads).max(1),
+        verify: args.verify.into(),
+        keys: args.keys.is_some() || args.check_keys.is_some(),
+        fingerprints: args.duplicates.is_some(),
+        max_bytes: args.max_bytes,
+    };
+    let mut reports = open_reports(&args)?;
+    let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
+    reports.bar.finish_and_clear();
+    let summary = summary.context("writing the --keys, --errors or --duplicates file")?;
+    let extras = close_reports(&mut reports)?;
     reports.rejects.finish()?;
-    let mut stdout = super::stdout();
     if args.json {
-        let mut value: serde_json::Value = serde_json::from_str(&summary.to_json())?;
-        if let serde_json::Value::Object(map) = &mut value {
-            if let Some((k, failed)) = &key_check {
-                let mut v = serde_json::to_value(k)?;
-                if let (Some(why), serde_json::Value::Object(m)) = (failed, &mut v) {
-                    m.insert("error".into(), why.clone().into());
-                }
-                map.insert("check_keys".into(), v);
-            }
-            if let Some((dups, distinct)) = duplicates {
-                map.insert("duplicate_games".into(), dups.into());
-                map.insert("distinct_games".into(), distinct.into());
-            }
-        }
-        writeln!(stdout, "{value}")?;
+        print_json(&summary, &extras)?;
     } else {
-        writeln!(stdout, "{summary}")?;
-        if let Some((dups, distinct)) = duplicates {
-            writeln!(
-                stdout,
-                "duplicates {dups} games equal an earlier game ({distinct} distinct games replayed \
-                 to their end)"
-            )?;
-        }
-        if let Some((k, failed)) = &key_check {
-            if let Some(why) = failed {
-                writeln!(stdout, "key file  {why}")?;
-            }
-            writeln!(
-                stdout,
-                "key file  {} positions compared, {} equal, {} differ; games missing from it {}, \
-                 games only in it {}; positions missing {}, extra {}; lines skipped (unreadable \
-                 or out of order) {}",
-                k.compared,
-                k.matched,
-                k.mismatched,
-                k.missing_games,
-                k.extra_games,
-                k.missing_positions,
-                k.extra_positions,
-                k.bad_lines
-            )?;
-        }
+        print_text(&summary, &extras)?;
     }
-    let keys_differ = key_check.as_ref().is_some_and(|(k, _)| k.differs());
+    let keys_differ = extras.key_check.as_ref().is_some_and(|(k, _)| k.differs());
     let key_file_unreadable =
-        key_check.as_ref().is_some_and(|(k, failed)| k.bad_lines > 0 || failed.is_some());
+        extras.key_check.as_ref().is_some_and(|(k, failed)| k.bad_lines > 0 || failed.is_some());
     // 2: --strict and a game was rejected, or the key file differs (a key,
     // a game or positions missing or extra); 1: an input could not be read
     // whole (missing, binary, broken compression, cut short), or the key
@@ -454,4 +433,71 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The summary as one JSON object: the run's, then the key check's and the
+/// duplicates' when asked for.
+fn print_json(summary: &Summary, extras: &Extras) -> Result<()> {
+    #[derive(serde::Serialize)]
+    struct CheckKeys<'a> {
+        #[serde(flatten)]
+        summary: &'a KeyCheckSummary,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    }
+    #[derive(serde::Serialize)]
+    struct Json<'a> {
+        #[serde(flatten)]
+        summary: SummaryWithRates<'a>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        check_keys: Option<CheckKeys<'a>>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        duplicate_games: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        distinct_games: Option<u64>,
+    }
+    let json = Json {
+        summary: summary.with_rates(),
+        check_keys: extras
+            .key_check
+            .as_ref()
+            .map(|(k, failed)| CheckKeys { summary: k, error: failed.as_deref() }),
+        duplicate_games: extras.duplicates.map(|d| d.0),
+        distinct_games: extras.duplicates.map(|d| d.1),
+    };
+    writeln!(super::stdout(), "{}", serde_json::to_string(&json)?)?;
+    Ok(())
+}
+
+/// The summary for people.
+fn print_text(summary: &Summary, extras: &Extras) -> Result<()> {
+    let mut stdout = super::stdout();
+    writeln!(stdout, "{summary}")?;
+    if let Some((dups, distinct)) = extras.duplicates {
+        writeln!(
+            stdout,
+            "duplicates {dups} games equal an earlier game ({distinct} distinct games replayed \
+             to their end)"
+        )?;
+    }
+    if let Some((k, failed)) = &extras.key_check {
+        if let Some(why) = failed {
+            writeln!(stdout, "key file  {why}")?;
+        }
+        writeln!(
+            stdout,
+            "key file  {} positions compared, {} equal, {} differ; games missing from it {}, \
+             games only in it {}; positions missing {}, extra {}; lines skipped (unreadable or \
+             out of order) {}",
+            k.compared,
+            k.matched,
+            k.mismatched,
+            k.missing_games,
+            k.extra_games,
+            k.missing_positions,
+            k.extra_positions,
+            k.bad_lines
+        )?;
+    }
+    Ok(())
 }

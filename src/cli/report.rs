@@ -5,10 +5,7 @@ use std::{io::Write, path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result};
 use clap::Args;
-use kibitz::{
-    analysis::{game::analyse, report::Report},
-    record::file::KbzReader,
-};
+use kibitz::{KbzReader, Report, analysis::analyse};
 
 use super::common::create_output;
 

@@ -6,10 +6,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::eval::NetArgs;
-use kibitz::{
-    FenOptions, Position,
-    search::{Info, Limits, ScoreKind, Searcher, bench},
-};
+use kibitz::{FenOptions, Info, Limits, Position, ScoreKind, Searcher, bench};
 
 /// Arguments of `kibitz search`.
 #[derive(Args, Debug)]
@@ -35,8 +32,7 @@ pub struct SearchArgs {
 /// An `info` line as UCI writes it.
 pub fn info_line(chess960: bool, info: &Info) -> String {
     let secs = info.elapsed.as_secs_f64().max(1e-9);
-    let pv: Vec<String> =
-        info.pv.iter().map(|&m| kibitz::chess::uci::move_to_uci(m, chess960)).collect();
+    let pv: Vec<String> = info.pv.iter().map(|&m| kibitz::move_to_uci(m, chess960)).collect();
     format!(
         "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
         info.depth,

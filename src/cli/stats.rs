@@ -1,24 +1,15 @@
 //! `kibitz stats`: what a data set holds, as text, JSON and plots.
 
 use std::{
-    fs::File,
-    io::{BufRead, BufReader, Write},
+    io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
 };
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow};
 use clap::Args;
-use kibitz::{
-    Position,
-    chess::types::Color,
-    record::{
-        chain::walk,
-        file::KbzReader,
-        stats::{DataStats, Outcome, PLY_BIN, SCORE_BIN, SCORE_RANGE},
-    },
-};
-use plotters::{coord::Shift, prelude::*, style::Color as _};
+use kibitz::{DataStats, PLY_BIN, SCORE_BIN, SCORE_RANGE, data_stats};
+use plotters::{coord::Shift, prelude::*};
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
@@ -34,135 +25,9 @@ pub struct StatsArgs {
     plots: Option<PathBuf>,
 }
 
-fn outcome(result: i32) -> Outcome {
-    match result.signum() {
-        1 => Outcome::Win,
-        -1 => Outcome::Loss,
-        _ => Outcome::Draw,
-    }
-}
-
-fn kbz(path: &Path, stats: &mut DataStats) -> Result<()> {
-    let mut reader = KbzReader::open(path)?;
-    while let Some(block) = reader.next_block() {
-        let (_, _, games) = block?;
-        for g in &games {
-            stats.games += 1;
-            walk(g, |step| {
-                let Some(label) = step.label else { return };
-                let pos = step.pos;
-                let white = match g.result {
-                    2 => Some(1),
-                    1 => Some(0),
-                    0 => Some(-1),
-                    _ => None,
-                };
-                let result = match white {
-                    Some(w) => outcome(if pos.side_to_move() == Color::White { w } else { -w }),
-                    None => Outcome::Unknown,
-                };
-                stats.add(pos, i32::from(label.score), pos.game_ply(), result);
-            })?;
-        }
-    }
-    Ok(())
-}
-
-fn parse_fen(fen: &str) -> Option<Position> {
-    Position::from_fen(fen).or_else(|_| Position::from_fen_960(fen)).ok()
-}
-
-fn plain(path: &Path, stats: &mut DataStats) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let (mut fen, mut score, mut ply, mut result) = (None, None, None, None);
-    let mut last_ply: Option<u32> = None;
-    for (n, line) in BufReader::new(file).lines().enumerate() {
-        let line = line.with_context(|| format!("{}: line {}", path.display(), n + 1))?;
-        let bad = || anyhow!("{}: line {}: {line:?}", path.display(), n + 1);
-        let (key, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
-        match key {
-            "fen" => fen = Some(parse_fen(value).ok_or_else(bad)?),
-            "score" => score = Some(value.trim().parse::<i32>().map_err(|_| bad())?),
-            "ply" => ply = Some(value.trim().parse::<u32>().map_err(|_| bad())?),
-            "result" => result = Some(value.trim().parse::<i32>().map_err(|_| bad())?),
-            "move" => {}
-            "e" => {
-                let (Some(pos), Some(score), Some(ply), Some(result)) =
-                    (fen.take(), score.take(), ply.take(), result.take())
-                else {
-                    bail!(
-                        "{}: line {}: a record without fen, score, ply or result",
-                        path.display(),
-                        n + 1
-                    );
-                };
-                if last_ply.is_none_or(|last| ply <= last) {
-                    stats.games += 1;
-                }
-                last_ply = Some(ply);
-                stats.add(&pos, score, ply, outcome(result));
-            }
-            _ => return Err(bad()),
-        }
-    }
-    Ok(())
-}
-
-fn binpack(path: &Path, stats: &mut DataStats) -> Result<()> {
-    let file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    // The reader is another crate's: a malformed file must not take the
-    // run down with a panic.
-    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| -> Result<DataStats> {
-        let mut part = DataStats::default();
-        let mut reader = match sfbinpack::CompressedTrainingDataEntryReader::new(file) {
-            Ok(r) => r,
-            Err(sfbinpack::CompressedReaderError::EndOfFile) => return Ok(part),
-            Err(e) => bail!("{}: {e:?}", path.display()),
-        };
-        let mut continues = false;
-        while reader.has_next() {
-            let entry = reader.next();
-            if !continues {
-                part.games += 1;
-            }
-            continues = reader.is_next_entry_continuation();
-            let fen = entry.pos.fen().map_err(|e| anyhow!("{}: {e:?}", path.display()))?;
-            let pos =
-                parse_fen(&fen).ok_or_else(|| anyhow!("{}: bad position {fen}", path.display()))?;
-            part.add(
-                &pos,
-                i32::from(entry.score),
-                u32::from(entry.ply),
-                outcome(i32::from(entry.result)),
-            );
-        }
-        Ok(part)
-    }));
-    match read {
-        Ok(part) => {
-            stats.merge(&part?);
-            Ok(())
-        }
-        Err(_) => bail!("{}: not a readable binpack file", path.display()),
-    }
-}
-
 /// Runs `kibitz stats`.
 pub fn run(args: StatsArgs) -> Result<ExitCode> {
-    let mut stats = DataStats::default();
-    for path in &args.files {
-        let mut head = [0u8; 8];
-        let n = File::open(path)
-            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if path.extension().is_some_and(|e| e == "binpack") {
-            binpack(path, &mut stats)?;
-        } else if head[..n].starts_with(b"fen ") {
-            plain(path, &mut stats)?;
-        } else {
-            kbz(path, &mut stats)?;
-        }
-    }
+    let stats = data_stats(&args.files)?;
     let mut out = super::stdout();
     if args.json {
         writeln!(out, "{}", serde_json::to_string(&stats)?)?;

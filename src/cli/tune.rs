@@ -7,7 +7,7 @@ use std::{path::PathBuf, process::ExitCode, time::Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 
-use kibitz::{pipeline::tune::collect, search::tune};
+use kibitz::{collect_tuning_positions, texel};
 
 /// Arguments of `kibitz tune`.
 #[derive(Args, Debug)]
@@ -33,12 +33,13 @@ pub struct TuneArgs {
 /// Runs `kibitz tune`.
 pub fn run(args: TuneArgs) -> Result<ExitCode> {
     let start = Instant::now();
-    let samples = collect(&args.games, args.stride).context("reading the games")?;
+    let samples =
+        collect_tuning_positions(&args.games, args.stride).context("reading the games")?;
     anyhow::ensure!(!samples.is_empty(), "no training positions in the games given");
     eprintln!("{} positions in {:.1} s", samples.len(), start.elapsed().as_secs_f64());
-    let k = tune::fit_k(&samples, &tune::current_weights());
+    let k = texel::fit_k(&samples, &texel::current_weights());
     eprintln!("K = {k:.4}");
-    let (w, before, after) = tune::tune(&samples, k, args.epochs, |epoch, loss| {
+    let (w, before, after) = texel::tune(&samples, k, args.epochs, |epoch, loss| {
         eprintln!("epoch {epoch:>5}: loss {loss:.6}");
     });
     eprintln!("loss {before:.6} -> {after:.6}");
@@ -49,11 +50,11 @@ pub fn run(args: TuneArgs) -> Result<ExitCode> {
         args.epochs
     );
     if let Some(path) = &args.psqt {
-        std::fs::write(path, tune::psqt_source(&w, &note))
+        std::fs::write(path, texel::psqt_source(&w, &note))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     if let Some(path) = &args.weights {
-        std::fs::write(path, tune::weights_source(&w, &note))
+        std::fs::write(path, texel::weights_source(&w, &note))
             .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(ExitCode::SUCCESS)

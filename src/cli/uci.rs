@@ -23,11 +23,7 @@ use std::{
 use anyhow::Result;
 
 use crate::cli::search::info_line;
-use kibitz::{
-    CastlingMode, FenOptions, Position,
-    nnue::Network,
-    search::{Limits, Searcher},
-};
+use kibitz::{CastlingMode, FenOptions, Limits, Position, Searcher, nnue::Network};
 
 const NAME: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
 
@@ -49,6 +45,36 @@ struct Engine {
 }
 
 impl Engine {
+    /// `setoption name NAME value VALUE`.
+    fn set_option(&mut self, name: &str, value: &str) {
+        match name.to_ascii_lowercase().as_str() {
+            "hash" => {
+                if let Ok(mib) = value.parse::<usize>() {
+                    let mib = mib.clamp(1, 65536);
+                    // A size the machine cannot give leaves the
+                    // table as it was (a GUI may offer any value up
+                    // to the declared maximum).
+                    match self.searcher().set_hash(mib) {
+                        Ok(()) => self.hash = mib,
+                        Err(e) => say(&format!("info string {e}; Hash stays {}", self.hash)),
+                    }
+                } else {
+                    say(&format!(
+                        "info string Hash {value:?} is not a size in MiB; Hash stays {}",
+                        self.hash
+                    ));
+                }
+            }
+            "uci_chess960" => {
+                self.chess960 = value.eq_ignore_ascii_case("true");
+                self.position.set_chess960(self.chess960);
+            }
+            "evalfile" => self.set_eval_file(value),
+            "threads" => {}
+            _ => say(&format!("info string unknown option {name}")),
+        }
+    }
+
     fn finish_search(&mut self) {
         if let Some((handle, _)) = self.running.take()
             && let Ok(searcher) = handle.join()
@@ -260,34 +286,7 @@ pub fn run() -> Result<ExitCode> {
                 let name = rest[..value_at.unwrap_or(rest.len())].join(" ");
                 let value = value_at.map(|i| rest[i + 1..].join(" ")).unwrap_or_default();
                 engine.stop();
-                match name.to_ascii_lowercase().as_str() {
-                    "hash" => {
-                        if let Ok(mib) = value.parse::<usize>() {
-                            let mib = mib.clamp(1, 65536);
-                            // A size the machine cannot give leaves the
-                            // table as it was (a GUI may offer any value up
-                            // to the declared maximum).
-                            match engine.searcher().set_hash(mib) {
-                                Ok(()) => engine.hash = mib,
-                                Err(e) => {
-                                    say(&format!("info string {e}; Hash stays {}", engine.hash))
-                                }
-                            }
-                        } else {
-                            say(&format!(
-                                "info string Hash {value:?} is not a size in MiB; Hash stays {}",
-                                engine.hash
-                            ));
-                        }
-                    }
-                    "uci_chess960" => {
-                        engine.chess960 = value.eq_ignore_ascii_case("true");
-                        engine.position.set_chess960(engine.chess960);
-                    }
-                    "evalfile" => engine.set_eval_file(&value),
-                    "threads" => {}
-                    _ => say(&format!("info string unknown option {name}")),
-                }
+                engine.set_option(&name, &value);
             }
             ["position", rest @ ..] => {
                 engine.stop();

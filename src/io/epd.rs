@@ -7,7 +7,7 @@
 //! quoted operands holding `;`.
 //!
 //! ```
-//! use kibitz::io::epd::EpdLine;
+//! use kibitz::EpdLine;
 //!
 //! let line = EpdLine::parse(b"2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - bm Qg6; id \"WAC.001\";").unwrap()?;
 //! assert_eq!(line.operand("id"), Some("WAC.001"));

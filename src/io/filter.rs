@@ -8,8 +8,6 @@
 //! cannot read: `?`, a date with `??`) fails that filter and is counted
 //! apart, as without the tag.
 
-use bincode::{Decode, Encode};
-
 /// The tags the filters read besides the seven-tag roster, in the order a
 /// reader is asked for them.
 pub const FILTER_TAGS: [&[u8]; 5] =
@@ -17,9 +15,7 @@ pub const FILTER_TAGS: [&[u8]; 5] =
 
 /// A speed class, as Lichess sorts games (lila-openingexplorer): from the
 /// estimated duration, the base time plus 40 increments.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Encode, Decode, serde::Serialize,
-)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Speed {
     /// Under 30 seconds.
@@ -149,7 +145,7 @@ pub struct GameTags<'a> {
 }
 
 /// The filters of a run. The default lets every game through.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Encode, Decode, serde::Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct GameFilter {
     /// Both players rated at least this.
     pub min_elo: Option<u16>,
@@ -187,38 +183,6 @@ pub fn normalize_date(value: &[u8]) -> Option<String> {
 }
 
 impl GameFilter {
-    /// The filters as their flags: `--min-elo 1500 --speed blitz,rapid`.
-    pub fn describe(&self) -> String {
-        let mut parts = Vec::new();
-        let bounds = [
-            ("min-elo", self.min_elo),
-            ("max-elo", self.max_elo),
-            ("min-avg-elo", self.min_avg_elo),
-            ("max-avg-elo", self.max_avg_elo),
-        ];
-        for (flag, v) in bounds {
-            if let Some(v) = v {
-                parts.push(format!("--{flag} {v}"));
-            }
-        }
-        if !self.speeds.is_empty() {
-            let names: Vec<&str> = self.speeds.iter().map(|s| s.name()).collect();
-            parts.push(format!("--speed {}", names.join(",")));
-        }
-        for (flag, v) in [("date-from", &self.date_from), ("date-to", &self.date_to)] {
-            if let Some(v) = v {
-                parts.push(format!("--{flag} {}", v.replace('.', "-")));
-            }
-        }
-        if !self.terminations.is_empty() {
-            parts.push(format!("--termination \"{}\"", self.terminations.join(",")));
-        }
-        if !self.results.is_empty() {
-            parts.push(format!("--result {}", self.results.join(",")));
-        }
-        parts.join(" ")
-    }
-
     /// No filter set.
     pub fn is_empty(&self) -> bool {
         *self == GameFilter::default()

@@ -52,13 +52,13 @@
 //! rejected at that ply and not at a later move that no longer fits.
 //!
 //! ```
-//! use kibitz::io::pgn::GameReader;
+//! use kibitz::GameReader;
 //!
 //! let text = b"[Event \"t\"]\n[Result \"1-0\"]\n\n1. e4 { [%eval 0.25] } e5 (1... c5) 2. Qh5 1-0\n";
 //! let mut reader = GameReader::new(&text[..], 0, &[]);
 //! let game = reader.next_game().unwrap();
 //! assert_eq!(game.moves.len(), 3);
-//! assert_eq!(game.evals[0], Some(kibitz::io::pgn::Eval::Cp(25)));
+//! assert_eq!(game.evals[0], Some(kibitz::PgnEval::Cp(25)));
 //! assert_eq!(game.result.raw(), b"1-0");
 //! assert!(reader.next_game().is_none());
 //! ```
@@ -70,7 +70,7 @@ use crate::chess::san::{San, parse_window};
 /// An evaluation written in a comment, White's point of view, as Lichess
 /// writes `[%eval 0.25]` and `[%eval #-3]`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Serialize)]
-pub enum Eval {
+pub enum PgnEval {
     /// Centipawns for White.
     Cp(i32),
     /// Mate in this many moves: positive if White mates.
@@ -171,7 +171,7 @@ impl<'a> TagValue<'a> {
 
     /// The unescaped value as text (invalid UTF-8 replaced), for messages
     /// and records.
-    pub fn to_string_lossy(&self) -> String {
+    pub fn to_string_lossy(self) -> String {
         String::from_utf8_lossy(&self.unescaped()).into_owned()
     }
 }
@@ -215,11 +215,11 @@ pub struct ParsedGame<'a> {
     /// main line, if one did.
     pub bad_token: Option<BadToken>,
     /// `[%eval]` after each move.
-    pub evals: Vec<Option<Eval>>,
+    pub evals: Vec<Option<PgnEval>>,
     /// `[%clk]` after each move, in seconds.
     pub clocks: Vec<Option<u32>>,
     /// The first variation after each move: the line played instead of it
-    /// (empty for none), at most [`MAX_VARIATION`] moves.
+    /// (empty for none), at most `MAX_VARIATION` (12) moves.
     pub variations: Vec<Vec<San>>,
     /// The result token that ended the main line, if one did.
     pub outcome: Option<&'static [u8]>,
@@ -294,7 +294,7 @@ impl<'a> ParsedGame<'a> {
 }
 
 /// Parses `[%eval ...]` in a comment.
-pub fn parse_eval(comment: &[u8]) -> Option<Eval> {
+pub fn parse_eval(comment: &[u8]) -> Option<PgnEval> {
     let at = memchr::memmem::find(comment, b"[%eval ")?;
     let rest = comment[at + 7..].trim_ascii_start();
     let end = rest
@@ -303,13 +303,13 @@ pub fn parse_eval(comment: &[u8]) -> Option<Eval> {
         .unwrap_or(rest.len());
     let token = std::str::from_utf8(&rest[..end]).ok()?;
     if let Some(mate) = token.strip_prefix('#') {
-        return mate.parse::<i32>().ok().map(Eval::Mate);
+        return mate.parse::<i32>().ok().map(PgnEval::Mate);
     }
     let pawns: f64 = token.parse().ok()?;
     if !pawns.is_finite() {
         return None;
     }
-    Some(Eval::Cp((pawns * 100.0).round().clamp(-1e6, 1e6) as i32))
+    Some(PgnEval::Cp((pawns * 100.0).round().clamp(-1e6, 1e6) as i32))
 }
 
 /// Parses `[%clk H:MM:SS]` in a comment, in whole seconds.
@@ -704,7 +704,7 @@ impl<'a> GameReader<'a> {
 
     /// Reads the next game, or `None` at the end of the text. Every text
     /// is read: what is not a game's tags, moves or known non-moves is a
-    /// [`BadToken`] of the game it stands in.
+    /// `BadToken` of the game it stands in.
     pub fn next_game(&mut self) -> Option<&ParsedGame<'a>> {
         loop {
             let start = self.skip_to_game()?;
@@ -1489,7 +1489,7 @@ mod tests {
         let text = "1. e4 { [%eval 0.17] [%clk 0:03:00] } 1... e5 { [%eval #-3] } \
                     ( 1... c5 { [%eval 9.9] } ) 2. Nf3 *";
         let game = &games(text)[0];
-        assert_eq!(game.evals, [Some(Eval::Cp(17)), Some(Eval::Mate(-3)), None]);
+        assert_eq!(game.evals, [Some(PgnEval::Cp(17)), Some(PgnEval::Mate(-3)), None]);
         assert_eq!(game.clocks, [Some(180), None, None]);
     }
 }

@@ -27,7 +27,7 @@ use crate::{
         position::Position,
         types::{Color, Piece, Role, Square},
     },
-    nnue::{PSQT_BUCKETS, Row, features, net::Network, simd},
+    nnue::{Network, PSQT_BUCKETS, Row, features, simd},
 };
 
 /// The feature transformer's output for both sides.

@@ -9,7 +9,7 @@
 //! flipped for Black).
 //!
 //! ```
-//! use kibitz::{Color, Piece, Square, nnue::features::index};
+//! use kibitz::{Color, Piece, Square, nnue::feature_index as index};
 //!
 //! // White's e1 king sees itself in bucket 31's king plane, on e1.
 //! let i = index(Color::White, Square::E1, Piece::WhiteKing, Square::E1);

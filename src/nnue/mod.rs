@@ -5,16 +5,16 @@
 //!
 //! The parts, as the data flows:
 //!
-//! * [`net`]: the file. A header (version, architecture hash,
+//! * [`Network`]: the file. A header (version, architecture hash,
 //!   description), the feature transformer (HalfKAv2_hm features to 1024
 //!   `i16` values per side, with 8 buckets of `i32` PSQT values), and 8
 //!   layer stacks (1024 -> 16 -> 32 -> 1, the stack chosen by the number of
 //!   pieces). Every part's hash is checked; every fault is a [`NetError`]
 //!   that names the file.
-//! * [`features`]: which inputs a piece on a square activates, seen from
+//! * [`feature_index`]: which inputs a piece on a square activates, seen from
 //!   each side's king (HalfKAv2_hm: 32 king buckets, the board mirrored so
 //!   the king stands on files e to h).
-//! * [`accumulator`]: the first layer's output for both sides, kept for
+//! * [`Accumulator`]: the first layer's output for both sides, kept for
 //!   every ply of the position's [`StateInfo`](crate::StateInfo) stack and
 //!   brought up to date lazily from the nearest computed ancestor with the
 //!   pieces each move changed ([`DirtyPiece`](crate::DirtyPiece)); a
@@ -23,12 +23,12 @@
 //!   The board knows nothing of this: the accumulators sit beside it.
 //! * [`simd`]: the arithmetic, in AVX2 where the build has it and in
 //!   portable code everywhere; both give the same integers.
-//! * [`eval`]: the network's output for a position, the evaluation
+//! * [`NnueEval`]: the network's output for a position, the evaluation
 //!   Stockfish's `eval` command prints, and its per-bucket trace.
 //!
 //! ```no_run
 //! use std::{path::Path, sync::Arc};
-//! use kibitz::{Position, nnue::{Network, NnueEval}};
+//! use kibitz::{nnue::{Network, NnueEval}, Position};
 //!
 //! let net = Arc::new(Network::load(Path::new("nn-ad9b42354671.nnue"))?);
 //! let mut eval = NnueEval::new(net);
@@ -38,15 +38,16 @@
 //! # Ok::<(), kibitz::nnue::NetError>(())
 //! ```
 
-pub mod accumulator;
-pub mod eval;
-pub mod features;
-pub mod net;
+mod accumulator;
+mod features;
+mod inference;
+mod net;
 pub mod simd;
 
-pub use accumulator::{Accumulator, AccumulatorStack};
-pub use eval::NnueEval;
-pub use net::{NetError, NetInfo, Network};
+pub use accumulator::{Accumulator, AccumulatorStack, RefreshCache, UpdateStats};
+pub use features::index as feature_index;
+pub use inference::{NnueEval, Outputs, bucket, outputs, stockfish_non_pawn_material};
+pub use net::{LayerStack, NetError, NetInfo, Network};
 
 /// The feature transformer's outputs per side (Stockfish's
 /// `TransformedFeatureDimensions`).

@@ -10,7 +10,7 @@
 //! 32,512 in size and AVX2's saturating `maddubs` never saturates); every
 //! sum is an exact `i32`. Tests run both on the same inputs.
 
-use crate::nnue::{L1, L2, L2_INPUTS, L3, Row, net::LayerStack};
+use crate::nnue::{L1, L2, L2_INPUTS, L3, LayerStack, Row};
 
 /// The portable kernels.
 pub mod portable {

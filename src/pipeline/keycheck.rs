@@ -13,7 +13,7 @@
 //! order, and the database's games after it missing).
 //!
 //! ```
-//! use kibitz::pipeline::keycheck::{KeyChecker, KeyDiff};
+//! use kibitz::{KeyChecker, KeyDiff};
 //!
 //! let file = "# game\tply\tkey\tfen\n\
 //!     1\t0\t463b96181691fc9c\trnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\

@@ -1,17 +1,12 @@
-//! The pipeline: parallel ordered processing of inputs ([`run`]), replay and
-//! verification of games ([`replay`]), run summaries ([`stats`]), and the
-//! jobs built on them: replaying databases ([`database::Replay`]),
-//! labelling positions ([`annotation::Annotation`]), reading the tuner's
-//! training positions ([`tune`]).
+//! The stages every job shares: the parallel ordered runner ([`run`]),
+//! a chunk of games replayed and verified ([`replayer`]) or replayed,
+//! selected and labelled ([`annotator`]), a database's key file checked
+//! ([`keycheck`]), games fingerprinted for duplicates ([`fingerprint`]),
+//! and run summaries ([`summary`]).
 
-pub mod annotate;
-pub mod annotation;
-pub mod database;
-pub mod duplicates;
-pub mod engine;
+pub mod annotator;
+pub mod fingerprint;
 pub mod keycheck;
-pub mod relabel;
-pub mod replay;
+pub mod replayer;
 pub mod run;
-pub mod stats;
-pub mod tune;
+pub mod summary;

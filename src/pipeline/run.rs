@@ -18,7 +18,7 @@ use std::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-use crossbeam_channel::bounded;
+use crossbeam_channel::{Receiver, Sender, bounded};
 
 use crate::io::source::{
     self, Chunk, ChunkConfig, ChunkData, Compression, Format, InputEvent, Release,
@@ -31,8 +31,6 @@ pub enum Event<R> {
     Start {
         /// Index of the input.
         file: usize,
-        /// Its size on disk, when known.
-        size: Option<u64>,
         /// Its compression.
         compression: Compression,
         /// Its text format.
@@ -42,10 +40,6 @@ pub enum Event<R> {
     Chunk {
         /// Index of the input.
         file: usize,
-        /// Offset of the chunk in the input's text.
-        offset: u64,
-        /// Length of the chunk's text.
-        len: u64,
         /// Bytes of the input consumed so far (for progress).
         input_pos: u64,
         /// What the worker made of it.
@@ -122,39 +116,8 @@ where
 {
     let threads = config.threads.max(1);
     if threads == 1 {
-        let mut state = init();
-        let mut go_on = true;
-        let mut games = 0u64;
-        let mut release = Release::default();
-        for (file, path) in config.inputs.iter().enumerate() {
-            if !go_on {
-                break;
-            }
-            source::read_input(file, path, config.format, &config.chunk, &mut |event| {
-                let event = match event {
-                    InputEvent::Chunk(mut chunk) => {
-                        if config.count_games {
-                            chunk.first_game = games;
-                            games += count_games(&chunk);
-                        }
-                        let result = work(&mut state, &chunk);
-                        release.after(chunk.file, &chunk.data);
-                        let cut = cut_short(&chunk);
-                        go_on = on_event(chunk_event(&chunk, result));
-                        if go_on && let Some(cut) = cut {
-                            go_on = on_event(cut);
-                        }
-                        return go_on;
-                    }
-                    other => pass_through(other),
-                };
-                go_on = on_event(event);
-                go_on
-            });
-        }
-        return;
+        return run_inline(config, init(), work, on_event);
     }
-
     let in_flight = threads * 4;
     let stop = AtomicBool::new(false);
     let (permit_tx, permit_rx) = bounded::<()>(in_flight);
@@ -163,71 +126,15 @@ where
     }
     let (job_tx, job_rx) = bounded::<(u64, InputEvent)>(in_flight);
     let (result_tx, result_rx) = bounded::<(u64, Outcome<R>)>(in_flight);
-
     std::thread::scope(|scope| {
-        // Reader.
-        let stop_ref = &stop;
-        let permit_rx_reader = permit_rx.clone();
-        let job_tx_reader = job_tx.clone();
-        scope.spawn(move || {
-            let mut seq = 0u64;
-            let mut games = 0u64;
-            for (file, path) in config.inputs.iter().enumerate() {
-                if stop_ref.load(Ordering::Relaxed) {
-                    break;
-                }
-                source::read_input(file, path, config.format, &config.chunk, &mut |mut event| {
-                    if stop_ref.load(Ordering::Relaxed) || permit_rx_reader.recv().is_err() {
-                        return false;
-                    }
-                    if config.count_games
-                        && let InputEvent::Chunk(chunk) = &mut event
-                    {
-                        chunk.first_game = games;
-                        games += count_games(chunk);
-                    }
-                    let ok = job_tx_reader.send((seq, event)).is_ok();
-                    seq += 1;
-                    ok
-                });
-            }
-        });
-        drop(job_tx);
-
-        // Workers.
+        let stop = &stop;
+        scope.spawn(move || read_inputs(config, stop, &permit_rx, &job_tx));
         for _ in 0..threads {
-            let job_rx = job_rx.clone();
-            let result_tx = result_tx.clone();
-            let init = &init;
-            let work = &work;
-            scope.spawn(move || {
-                let mut state = init();
-                for (seq, event) in job_rx {
-                    // Stopped: the caller drops every result from now on,
-                    // so drain the queue without working.
-                    if stop_ref.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    let outcome = match event {
-                        InputEvent::Chunk(chunk) => {
-                            let result = work(&mut state, &chunk);
-                            // A mapped chunk's pages are released in input
-                            // order, on the caller's side.
-                            let mapped = matches!(chunk.data, ChunkData::Mapped(..))
-                                .then(|| (chunk.file, chunk.data.clone()));
-                            (chunk_event(&chunk, result), cut_short(&chunk), mapped)
-                        }
-                        other => (pass_through(other), None, None),
-                    };
-                    if result_tx.send((seq, outcome)).is_err() {
-                        break;
-                    }
-                }
-            });
+            let (job_rx, result_tx, init, work) = (job_rx.clone(), result_tx.clone(), &init, &work);
+            scope.spawn(move || work_chunks(init(), work, stop, job_rx, result_tx));
         }
         drop(result_tx);
         drop(job_rx);
-
         // The caller's side: restore input order.
         let mut permits = Some(permit_tx);
         let mut pending: BTreeMap<u64, Outcome<R>> = BTreeMap::new();
@@ -259,6 +166,109 @@ where
     });
 }
 
+/// Everything on the calling thread: each chunk read, worked and handed to
+/// `on_event` in turn.
+fn run_inline<S, R, W, E>(config: &PipelineConfig, mut state: S, work: W, mut on_event: E)
+where
+    W: Fn(&mut S, &Chunk) -> R,
+    E: FnMut(Event<R>) -> bool,
+{
+    let mut go_on = true;
+    let mut games = 0u64;
+    let mut release = Release::default();
+    for (file, path) in config.inputs.iter().enumerate() {
+        if !go_on {
+            break;
+        }
+        source::read_input(file, path, config.format, &config.chunk, &mut |event| {
+            let event = match event {
+                InputEvent::Chunk(mut chunk) => {
+                    if config.count_games {
+                        chunk.first_game = games;
+                        games += count_games(&chunk);
+                    }
+                    let result = work(&mut state, &chunk);
+                    release.after(chunk.file, &chunk.data);
+                    let cut = cut_short(&chunk);
+                    go_on = on_event(chunk_event(&chunk, result));
+                    if go_on && let Some(cut) = cut {
+                        go_on = on_event(cut);
+                    }
+                    return go_on;
+                }
+                other => pass_through(other),
+            };
+            go_on = on_event(event);
+            go_on
+        });
+    }
+}
+
+/// The reader thread: every input's events, numbered in order, each sent
+/// once a permit allows (the permits bound the chunks in flight).
+fn read_inputs(
+    config: &PipelineConfig,
+    stop: &AtomicBool,
+    permits: &Receiver<()>,
+    jobs: &Sender<(u64, InputEvent)>,
+) {
+    let mut seq = 0u64;
+    let mut games = 0u64;
+    for (file, path) in config.inputs.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        source::read_input(file, path, config.format, &config.chunk, &mut |mut event| {
+            if stop.load(Ordering::Relaxed) || permits.recv().is_err() {
+                return false;
+            }
+            if config.count_games
+                && let InputEvent::Chunk(chunk) = &mut event
+            {
+                chunk.first_game = games;
+                games += count_games(chunk);
+            }
+            let ok = jobs.send((seq, event)).is_ok();
+            seq += 1;
+            ok
+        });
+    }
+}
+
+/// A worker thread: chunks worked as they come, the outcomes sent back with
+/// their numbers.
+fn work_chunks<S, R, W>(
+    mut state: S,
+    work: &W,
+    stop: &AtomicBool,
+    jobs: Receiver<(u64, InputEvent)>,
+    results: Sender<(u64, Outcome<R>)>,
+) where
+    W: Fn(&mut S, &Chunk) -> R,
+{
+    for (seq, event) in jobs {
+        // Stopped: the caller drops every result from now on, so drain the
+        // queue without working.
+        if stop.load(Ordering::Relaxed) {
+            continue;
+        }
+        let outcome = match event {
+            InputEvent::Chunk(chunk) => {
+                let result = work(&mut state, &chunk);
+                // A mapped chunk's pages are released in input order, on the
+                // caller's side.
+                let mapped = matches!(chunk.data, ChunkData::Mapped(..))
+                    .then(|| (chunk.file, chunk.data.clone()));
+                (chunk_event(&chunk, result), cut_short(&chunk), mapped)
+            }
+            other => (pass_through(other), None, None),
+        };
+        if results.send((seq, outcome)).is_err() {
+            break;
+        }
+    }
+}
+
 /// A chunk's event, an error if its file was cut short under it, and a
 /// mapped chunk's input and text, whose pages the caller releases in order.
 type Outcome<R> = (Event<R>, Option<Event<R>>, Option<(usize, ChunkData)>);
@@ -280,19 +290,13 @@ fn cut_short<R>(chunk: &Chunk) -> Option<Event<R>> {
 }
 
 fn chunk_event<R>(chunk: &Chunk, result: R) -> Event<R> {
-    Event::Chunk {
-        file: chunk.file,
-        offset: chunk.offset,
-        len: chunk.data.len() as u64,
-        input_pos: chunk.input_pos,
-        result,
-    }
+    Event::Chunk { file: chunk.file, input_pos: chunk.input_pos, result }
 }
 
 fn pass_through<R>(event: InputEvent) -> Event<R> {
     match event {
-        InputEvent::Start { file, size, compression, format } => {
-            Event::Start { file, size, compression, format }
+        InputEvent::Start { file, compression, format, .. } => {
+            Event::Start { file, compression, format }
         }
         InputEvent::Error { file, offset, message } => Event::Error { file, offset, message },
         InputEvent::End { file, bytes_in, bytes_out } => Event::End { file, bytes_in, bytes_out },

@@ -13,7 +13,10 @@
 //! Blocks close at deterministic points (a number of games or labels), so a
 //! run that is resumed writes the same bytes as one that was not.
 
-use bincode::{Decode, Encode};
+use bincode::{
+    Decode, Encode,
+    error::{DecodeError, EncodeError},
+};
 
 use crate::{
     chess::{
@@ -23,7 +26,7 @@ use crate::{
         position::{CastlingMode, Position},
         types::{Color, Piece, Role, Square},
     },
-    io::filter::GameFilter,
+    io::filter::{GameFilter, Speed},
     score::MATE_BOUND,
 };
 
@@ -70,8 +73,10 @@ pub enum LabelSource {
 }
 
 /// The options that shape the output, recorded so a file says how it was
-/// made, and so `--resume` and `merge` can refuse mismatched files.
-#[derive(Clone, PartialEq, Eq, Debug, Encode, Decode, serde::Serialize)]
+/// made, and so `--resume` and `merge` can refuse mismatched files. Written
+/// field by field, in this order ([`Options::encode`]); docs/FORMAT.md
+/// gives the bytes.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct Options {
     /// Label source.
     pub label: LabelSource,
@@ -141,6 +146,99 @@ impl Options {
             && !self.dedup
             && self.max_positions == 0
     }
+}
+
+impl Encode for Options {
+    fn encode<E: bincode::enc::Encoder>(&self, e: &mut E) -> Result<(), EncodeError> {
+        self.label.encode(e)?;
+        self.depth.encode(e)?;
+        self.nodes.encode(e)?;
+        self.hash_mib.encode(e)?;
+        self.skip_plies.encode(e)?;
+        self.skip_check.encode(e)?;
+        self.skip_captures.encode(e)?;
+        self.sample_ppm.encode(e)?;
+        self.seed.encode(e)?;
+        self.dedup.encode(e)?;
+        self.max_games.encode(e)?;
+        self.max_positions.encode(e)?;
+        self.max_bytes.encode(e)?;
+        self.shard.encode(e)?;
+        self.engine.encode(e)?;
+        self.block_games.encode(e)?;
+        self.block_labels.encode(e)?;
+        self.net.encode(e)?;
+        self.net_sha256.encode(e)?;
+        self.pv_plies.encode(e)?;
+        encode_filter(&self.filter, e)?;
+        self.multipv.encode(e)?;
+        self.relabelled_from.encode(e)
+    }
+}
+
+impl<Context> Decode<Context> for Options {
+    fn decode<D: bincode::de::Decoder<Context = Context>>(
+        d: &mut D,
+    ) -> Result<Options, DecodeError> {
+        let v3 = OptionsV3::decode(d)?;
+        let filter = decode_filter(d)?;
+        let multipv = u32::decode(d)?;
+        let relabelled_from = String::decode(d)?;
+        Ok(Options { filter, multipv, relabelled_from, ..v3.into() })
+    }
+}
+
+bincode::impl_borrow_decode!(Options);
+
+/// The game filters' bytes (version 4): the four rating bounds (an option
+/// tag byte, then a `u16`), the speeds (a `u64` count, then each class as a
+/// `u32`: 0 ultrabullet to 5 correspondence), the two dates and the
+/// terminations and results (strings: a `u64` length, then UTF-8).
+fn encode_filter<E: bincode::enc::Encoder>(f: &GameFilter, e: &mut E) -> Result<(), EncodeError> {
+    f.min_elo.encode(e)?;
+    f.max_elo.encode(e)?;
+    f.min_avg_elo.encode(e)?;
+    f.max_avg_elo.encode(e)?;
+    (f.speeds.len() as u64).encode(e)?;
+    for s in &f.speeds {
+        (Speed::ALL.iter().position(|x| x == s).unwrap_or(0) as u32).encode(e)?;
+    }
+    f.date_from.encode(e)?;
+    f.date_to.encode(e)?;
+    f.terminations.encode(e)?;
+    f.results.encode(e)
+}
+
+/// See [`encode_filter`].
+fn decode_filter<Context, D: bincode::de::Decoder<Context = Context>>(
+    d: &mut D,
+) -> Result<GameFilter, DecodeError> {
+    let (min_elo, max_elo) = (Option::<u16>::decode(d)?, Option::<u16>::decode(d)?);
+    let (min_avg_elo, max_avg_elo) = (Option::<u16>::decode(d)?, Option::<u16>::decode(d)?);
+    let count = u64::decode(d)?;
+    let mut speeds = Vec::new();
+    for _ in 0..count.min(Speed::ALL.len() as u64 + 1) {
+        let code = u32::decode(d)?;
+        speeds.push(*Speed::ALL.get(code as usize).ok_or(DecodeError::UnexpectedVariant {
+            type_name: "Speed",
+            allowed: &bincode::error::AllowedEnumVariants::Range { min: 0, max: 5 },
+            found: code,
+        })?);
+    }
+    if count > Speed::ALL.len() as u64 {
+        return Err(DecodeError::Other("more speed classes than there are"));
+    }
+    Ok(GameFilter {
+        min_elo,
+        max_elo,
+        min_avg_elo,
+        max_avg_elo,
+        speeds,
+        date_from: Option::<String>::decode(d)?,
+        date_to: Option::<String>::decode(d)?,
+        terminations: Vec::<String>::decode(d)?,
+        results: Vec::<String>::decode(d)?,
+    })
 }
 
 /// [`Options`] as format version 3 wrote them, before game filters.
@@ -391,7 +489,7 @@ impl Pv {
 }
 
 /// A game (or an EPD position: a chain without moves), as the program
-/// handles it. On disk a [`Block`] stores its games column by column.
+/// handles it. On disk a block stores its games column by column.
 #[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct GameRecord {
     /// The game's index in the input (all inputs, from 0).
@@ -753,6 +851,16 @@ pub fn result_code(result: &[u8]) -> u8 {
     }
 }
 
+/// A game result code as a `[Result]` value (`*` for unknown).
+pub fn result_text(code: u8) -> &'static str {
+    match code {
+        0 => "0-1",
+        1 => "1/2-1/2",
+        2 => "1-0",
+        _ => "*",
+    }
+}
+
 /// The legal moves of `pos`, sorted by encoding: the order move indices
 /// refer to (independent of the move generator's order).
 pub fn sorted_moves(pos: &Position) -> MoveList {
@@ -887,6 +995,64 @@ impl PackedBoard {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The filter's bytes, as docs/FORMAT.md gives them, written out by
+    /// hand: a change to the filter's fields cannot change them silently.
+    #[test]
+    fn filter_bytes_are_the_formats() {
+        let filter = GameFilter {
+            min_elo: Some(1500),
+            max_avg_elo: Some(2000),
+            speeds: vec![Speed::Blitz, Speed::Rapid],
+            date_from: Some("2016.05.01".into()),
+            terminations: vec!["Normal".into()],
+            ..GameFilter::default()
+        };
+        let mut expected = vec![1, 0xdc, 0x05, 0, 0, 1, 0xd0, 0x07];
+        expected.extend([2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0]);
+        expected.extend([1, 10, 0, 0, 0, 0, 0, 0, 0]);
+        expected.extend(b"2016.05.01");
+        expected.push(0);
+        expected.extend([1, 0, 0, 0, 0, 0, 0, 0, 6, 0, 0, 0, 0, 0, 0, 0]);
+        expected.extend(b"Normal");
+        expected.extend([0; 8]);
+        let mut bytes = Vec::new();
+        struct Collect<'a>(&'a mut Vec<u8>);
+        impl bincode::enc::write::Writer for Collect<'_> {
+            fn write(&mut self, b: &[u8]) -> Result<(), EncodeError> {
+                self.0.extend_from_slice(b);
+                Ok(())
+            }
+        }
+        let mut e = bincode::enc::EncoderImpl::new(Collect(&mut bytes), config());
+        encode_filter(&filter, &mut e).unwrap();
+        assert_eq!(bytes, expected);
+        let mut options = Options::from(OptionsV1 {
+            label: LabelSource::Search,
+            depth: 8,
+            nodes: 0,
+            hash_mib: 16,
+            skip_plies: 8,
+            skip_check: true,
+            skip_captures: true,
+            sample_ppm: 1_000_000,
+            seed: 0,
+            dedup: false,
+            max_games: 0,
+            max_positions: 0,
+            max_bytes: 0,
+            shard: (0, 1),
+            engine: String::new(),
+            block_games: BLOCK_GAMES,
+            block_labels: BLOCK_LABELS,
+        });
+        options.filter = filter;
+        options.multipv = 3;
+        let encoded = bincode::encode_to_vec(&options, config()).unwrap();
+        let (back, used): (Options, usize) =
+            bincode::decode_from_slice(&encoded, config()).unwrap();
+        assert_eq!((back, used), (options, encoded.len()));
+    }
 
     #[test]
     fn packing_round_trips() {

@@ -3,9 +3,10 @@
 //! and databases' formats ([`export`]).
 
 pub mod chain;
-pub mod dedup;
-pub mod export;
-pub mod file;
 pub mod format;
+pub mod frame;
+pub mod import;
+pub mod position_key;
+pub mod reader;
 pub mod shape;
-pub mod stats;
+pub mod writer;

@@ -21,6 +21,7 @@
 
 use crate::{
     chess::types::Color,
+    hash::{fnv1a64, splitmix64},
     record::{
         chain::{ChainError, walk},
         format::GameRecord,
@@ -45,6 +46,29 @@ pub struct ShapeRules {
 /// positions with 16 pieces as with 32 or with none.
 pub fn nnue_pytorch_weights() -> [f64; 33] {
     std::array::from_fn(|k| 2.0 - ((k as f64 - 16.0) / 16.0).powi(2))
+}
+
+/// Piece-count weights by name (`nnue-pytorch`, `uniform`) or as 33
+/// comma-separated weights for 0 to 32 pieces, none negative; `None` for
+/// anything else.
+pub fn parse_piece_count_weights(text: &str) -> Option<[f64; 33]> {
+    match text {
+        "nnue-pytorch" => Some(nnue_pytorch_weights()),
+        "uniform" => Some([1.0; 33]),
+        list => {
+            let values: Vec<f64> =
+                list.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>().ok()?;
+            (values.len() == 33 && values.iter().all(|w| *w >= 0.0))
+                .then(|| std::array::from_fn(|k| values[k]))
+        }
+    }
+}
+
+impl ShapeRules {
+    /// Whether the rules shape anything (the seed alone does not).
+    pub fn is_active(&self) -> bool {
+        self != &ShapeRules { seed: self.seed, ..ShapeRules::default() }
+    }
 }
 
 /// What the rules dropped.
@@ -75,21 +99,9 @@ pub fn win_draw_loss(score: i32, ply: u32) -> (f64, f64, f64) {
     (win, 1.0 - win - loss, loss)
 }
 
-/// SplitMix64's finalizer.
-fn mix(mut z: u64) -> u64 {
-    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
 /// A number in [0, 1) drawn from the seed and a position's FEN.
 pub fn draw(seed: u64, fen: &str) -> f64 {
-    // FNV-1a over the FEN's bytes.
-    let hash = fen
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3));
-    let x = mix(mix(seed) ^ hash);
+    let x = splitmix64(splitmix64(seed) ^ fnv1a64(fen.as_bytes()));
     (x >> 11) as f64 / (1u64 << 53) as f64
 }
 

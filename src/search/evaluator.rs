@@ -14,10 +14,10 @@ use std::sync::Arc;
 
 use crate::{
     chess::{position::Position, types::Role},
-    nnue::{Network, NnueEval, eval::stockfish_non_pawn_material, to_centipawns},
+    nnue::{Network, NnueEval, stockfish_non_pawn_material, to_centipawns},
     search::{
         MATE_BOUND,
-        eval::{EvalTables, evaluate},
+        hce::{EvalTables, evaluate},
     },
 };
 

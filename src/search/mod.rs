@@ -5,16 +5,13 @@
 //! signature ([`bench`](mod@bench)) and the weight tuner ([`tune`]).
 
 pub mod bench;
-pub mod eval;
 pub mod evaluator;
+pub mod hce;
 pub mod movepick;
 #[allow(clippy::module_inception)]
 pub mod search;
+pub mod texel;
 pub mod tt;
-pub mod tune;
 pub mod weights;
 
-pub use search::{
-    INFINITE, Info, Limits, MATE, MATE_BOUND, MAX_PLY, ScoreKind, SearchResult, Searcher, mate_in,
-    mated_in,
-};
+pub use search::{Info, Limits, MATE, MATE_BOUND, SearchResult, Searcher, mate_in, mated_in};

@@ -8,13 +8,13 @@
 //! deterministic: same score, move, principal variation and node count.
 //!
 //! ```
-//! use kibitz::{Position, search::{Limits, Searcher}};
+//! use kibitz::{Limits, Position, Searcher};
 //!
 //! let mut pos = Position::from_fen("6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - 0 1")?;
 //! let mut searcher = Searcher::new(16);
 //! let result = searcher.search(&mut pos, &Limits::depth(4), |_| {});
 //! assert_eq!(pos.uci(result.best.unwrap()), "a1a8");
-//! assert_eq!(result.score, kibitz::search::mate_in(1));
+//! assert_eq!(result.score, kibitz::mate_in(1));
 //! # Ok::<(), kibitz::FenError>(())
 //! ```
 
@@ -40,7 +40,7 @@ use crate::{
     },
 };
 
-pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, mate_in, mated_in};
+pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, mate_in, mated_in};
 
 /// When to stop.
 #[derive(Clone, Debug, Default)]

@@ -1,16 +1,16 @@
-//! Weights of the evaluation terms ([`crate::search::eval::Term`]), in
+//! Weights of the evaluation terms ([`crate::search::hce::Term`]), in
 //! centipawns, middlegame and endgame. Written by `kibitz tune` (59602 positions from 1 file(s), K = 1.1029, 2000 epochs, loss 0.005670 -> 0.005023);
 //! see `docs/TUNING.md`.
 
-use crate::{chess::psqt::Score, search::eval::NUM_TERMS};
+use crate::{chess::psqt::Tapered, search::hce::NUM_TERMS};
 
-const fn s(mg: i32, eg: i32) -> Score {
-    Score::new(mg, eg)
+const fn s(mg: i32, eg: i32) -> Tapered {
+    Tapered::new(mg, eg)
 }
 
 /// One weight per term, in the order of `Term`.
 #[rustfmt::skip]
-pub const WEIGHTS: [Score; NUM_TERMS] = [
+pub const WEIGHTS: [Tapered; NUM_TERMS] = [
     s(-1, 10), // passed pawn, rank 2
     s(5, 14), // passed pawn, rank 3
     s(10, 30), // passed pawn, rank 4

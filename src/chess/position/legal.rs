@@ -331,7 +331,7 @@ impl Position {
 
     /// Static exchange evaluation: whether the exchange sequence that `m`
     /// starts on its destination wins at least `threshold` (in
-    /// [`SEE_VALUE`] units), both sides recapturing with their least
+    /// `SEE_VALUE` units), both sides recapturing with their least
     /// valuable piece and pinned pieces held back while their pinner stands.
     pub fn see_ge(&self, m: Move, threshold: i32) -> bool {
         if m.kind() != MoveKind::Normal {

@@ -42,7 +42,7 @@ use crate::chess::{
     bitboard::Bitboard,
     movegen,
     mv::{Move, MoveKind},
-    psqt::{self, Score},
+    psqt::{self, Tapered},
     state::{CopiedState, DirtyPiece, StateInfo},
     types::{
         ByColor, ByPiece, ByRole, CastlingSide, Color, File, Piece, Rank, Role, Square,
@@ -146,7 +146,7 @@ impl Position {
                 pawn_key: zobrist::NO_PAWNS,
                 material_key: 0,
                 non_pawn_material: ByColor::default(),
-                psq: Score::ZERO,
+                psq: Tapered::ZERO,
                 castling_rights: 0,
                 rule50: 0,
                 plies_from_null: 0,
@@ -305,7 +305,7 @@ impl Position {
 
     /// The incremental piece-square score, White's view.
     #[inline]
-    pub fn psq(&self) -> Score {
+    pub fn psq(&self) -> Tapered {
         self.st().copied.psq
     }
 
@@ -315,7 +315,7 @@ impl Position {
         self.st().copied.non_pawn_material[color]
     }
 
-    /// Castling rights, bits as in [`castling_bit`].
+    /// Castling rights, bits as in `castling_bit` (White king side 1, queen side 2, Black 4 and 8).
     #[inline]
     pub fn castling_rights(&self) -> u8 {
         self.st().copied.castling_rights

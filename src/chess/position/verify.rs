@@ -50,8 +50,8 @@ impl Position {
     }
 
     /// The piece-square score computed from the board.
-    pub fn compute_psq(&self) -> Score {
-        let mut score = Score::ZERO;
+    pub fn compute_psq(&self) -> Tapered {
+        let mut score = Tapered::ZERO;
         for sq in self.occupied() {
             if let Some(p) = self.board[sq.to_usize()] {
                 score += psqt::psq(p, sq);
@@ -141,7 +141,7 @@ impl Position {
         // constant, so no square needs its role or color worked out.
         let mut key = 0;
         let mut pawn_key = zobrist::NO_PAWNS;
-        let mut psq = Score::ZERO;
+        let mut psq = Tapered::ZERO;
         let mut material_key = 0;
         let mut npm = ByColor::<i32>::default();
         let mut board_mismatch = false;
@@ -276,10 +276,10 @@ impl Position {
     /// piece-square scores, and whether the mailbox disagrees on any of its
     /// squares.
     #[inline(always)]
-    fn piece_sums(&self, piece: Piece) -> (u32, u64, Score, bool) {
+    fn piece_sums(&self, piece: Piece) -> (u32, u64, Tapered, bool) {
         let pieces = self.pieces(piece.color(), piece.role());
         let mut key = 0;
-        let mut psq = Score::ZERO;
+        let mut psq = Tapered::ZERO;
         let mut mismatch = false;
         for sq in pieces {
             mismatch |= self.board[sq.to_usize()] != Some(piece);

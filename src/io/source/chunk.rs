@@ -63,7 +63,7 @@ impl ChunkData {
 /// Releases a mapped input's pages in input order: each chunk, once it and
 /// every chunk before it are processed, gives back the pages from the end
 /// of the last release to its own end (the page it shares with the next
-/// chunk stays; see [`super::release_behind`]). Releasing a chunk's pages
+/// chunk stays; see `release_behind`). Releasing a chunk's pages
 /// as soon as it is processed leaves the pages it shares with its
 /// neighbours: a chunk of a few games (annotate cuts 4 KiB ones) often
 /// holds no whole page, and those pages stayed resident, about half a

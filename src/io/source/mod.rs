@@ -702,7 +702,7 @@ fn cut_game_note(cut: Option<u64>) -> String {
 }
 
 fn max_bytes_message(max: u64) -> String {
-    format!("stopped after {max} bytes of text (--max-bytes): the rest of the input is not read")
+    format!("stopped after {max} bytes of text, the limit set: the rest of the input is not read")
 }
 
 /// How an input is named in messages: its path, or `<stdin>` for `-`.

@@ -9,10 +9,7 @@
 //! output is the same bytes whatever the thread count, and a resumed run
 //! writes what an uninterrupted one would.
 
-use std::{
-    collections::{BTreeMap, HashSet},
-    path::PathBuf,
-};
+use std::collections::BTreeMap;
 
 use crate::{
     chess::{
@@ -20,205 +17,24 @@ use crate::{
         position::{KeyCheck, Position},
         san::{San, SanError},
     },
+    hash::{GOLDEN, mix64},
     io::{
         epd::EpdLine,
         filter::{FILTER_TAGS, GameTags, Verdict},
-        pgn::{Eval, GameReader, ParsedGame},
+        pgn::{GameReader, ParsedGame, PgnEval},
         source::{Chunk, Format},
     },
-    pipeline::replay::{
+    label::{GaveUp, LabelContext, Labeller, LocatedFailure},
+    pipeline::replayer::{
         RejectKind, Rejected, VariantKind, Verify, bad_token_reject, set_start_position,
-        unplayable, variant_kind,
+        unplayable, variant_kind, verify_failure,
     },
-    record::{
-        chain::walk,
-        format::{
-            Alternatives, Block, GameRecord, Label, LabelSource, Options, PackedBoard, Pv,
-            label_score, move_index, result_code,
-        },
+    record::format::{
+        Alternatives, GameRecord, Label, LabelSource, Options, PackedBoard, Pv, label_score,
+        move_index, result_code,
     },
-    search::{Limits, Searcher, mate_in, mated_in},
+    search::{mate_in, mated_in},
 };
-
-/// Where a position stands: its game and ply, and the game so far (an
-/// external engine is given the moves, so it knows the history).
-pub struct LabelContext<'a> {
-    /// The game's index.
-    pub game: u64,
-    /// The position's ply in the game.
-    pub ply: usize,
-    /// The game's start position as FEN.
-    pub start_fen: &'a str,
-    /// The moves from the start to this position.
-    pub moves: &'a [Move],
-}
-
-/// What a labeller found for a position.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Labelled {
-    /// The score, side to move's view (centipawns or a mate score).
-    pub score: i32,
-    /// The best move, if known.
-    pub best: Option<Move>,
-    /// The depth searched.
-    pub depth: u8,
-    /// Nodes searched.
-    pub nodes: u64,
-    /// The principal variation from the position (may be empty).
-    pub pv: Vec<Move>,
-    /// The next best moves with their scores, best first (a multi-PV
-    /// search; empty otherwise).
-    pub alternatives: Vec<(Move, i32)>,
-}
-
-/// Labels positions for a worker: the built-in search, or an external
-/// engine ([`crate::pipeline::engine`]).
-pub trait Labeller {
-    /// Called at the start of each game (clear what carries over).
-    fn new_game(&mut self, chess960: bool);
-    /// The label of `pos`, or `None` when it cannot be labelled.
-    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled>;
-    /// Problems met (positions it failed to label), drained by the caller.
-    fn take_failures(&mut self) -> Vec<LabelFailure> {
-        Vec::new()
-    }
-    /// Why the labeller cannot go on (an engine that fails position after
-    /// position), if so: the run must stop.
-    fn gave_up(&self) -> Option<Cause> {
-        None
-    }
-}
-
-/// The error behind a failure, shared (failures are counted, copied into
-/// summaries and printed).
-pub type Cause = std::sync::Arc<dyn std::error::Error + Send + Sync>;
-
-/// A position a labeller could not label.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("ply {ply}: {cause}")]
-pub struct LabelFailure {
-    /// The position's ply in its game.
-    pub ply: usize,
-    /// Why.
-    pub cause: Cause,
-}
-
-/// A failure located in the input: file, game (numbered from 1) and the
-/// byte offset where the game starts. Serialized as its message.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{file}: game {game} at byte {offset}, {failure}")]
-pub struct LocatedFailure {
-    /// The input's name.
-    pub file: String,
-    /// The game, numbered from 1 across the inputs.
-    pub game: u64,
-    /// The byte offset of the game in its input.
-    pub offset: u64,
-    /// What failed.
-    pub failure: LabelFailure,
-}
-
-impl serde::Serialize for LocatedFailure {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-/// A labeller that gave up, where: the run must stop before this game.
-#[derive(Clone, Debug, thiserror::Error)]
-#[error("{file}: game {game} at byte {offset}: {cause}")]
-pub struct GaveUp {
-    /// The input's name.
-    pub file: String,
-    /// The game, numbered from 1 across the inputs.
-    pub game: u64,
-    /// The byte offset of the game in its input.
-    pub offset: u64,
-    /// Why.
-    pub cause: Cause,
-}
-
-impl Labeller for Box<dyn Labeller> {
-    fn new_game(&mut self, chess960: bool) {
-        (**self).new_game(chess960);
-    }
-
-    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
-        (**self).label(pos, ctx)
-    }
-
-    fn take_failures(&mut self) -> Vec<LabelFailure> {
-        (**self).take_failures()
-    }
-
-    fn gave_up(&self) -> Option<Cause> {
-        (**self).gave_up()
-    }
-}
-
-/// The built-in search as a labeller.
-pub struct SearchLabeller {
-    searcher: Searcher,
-    limits: Limits,
-    lines: usize,
-}
-
-impl SearchLabeller {
-    /// A labeller searching to `depth` (or `nodes`) with a `hash_mib` table,
-    /// evaluating with `net` (the hand-written evaluation without one), or
-    /// an error that says the table cannot be allocated.
-    pub fn try_new(
-        depth: u32,
-        nodes: u64,
-        hash_mib: usize,
-        net: Option<std::sync::Arc<crate::nnue::Network>>,
-    ) -> Result<SearchLabeller, crate::search::tt::TableError> {
-        let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
-        Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits, lines: 1 })
-    }
-
-    /// Search this many best moves per position (1 to
-    /// [`crate::record::format::MAX_MULTIPV`]).
-    pub fn with_multipv(mut self, lines: usize) -> SearchLabeller {
-        self.lines = lines.clamp(1, crate::record::format::MAX_MULTIPV);
-        self
-    }
-}
-
-impl Labeller for SearchLabeller {
-    fn new_game(&mut self, _chess960: bool) {
-        self.searcher.new_game();
-    }
-
-    fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<Labelled> {
-        if self.lines > 1 {
-            let found = self.searcher.search_multipv(pos, &self.limits, self.lines);
-            let nodes = found.iter().map(|l| l.nodes).sum();
-            let mut found = found.into_iter();
-            let r = found.next()?;
-            let alternatives: Vec<(Move, i32)> =
-                found.filter_map(|l| Some((l.best?, l.score))).collect();
-            return Some(Labelled {
-                score: r.score,
-                best: r.best,
-                depth: r.depth.clamp(0, 255) as u8,
-                nodes,
-                pv: r.pv,
-                alternatives,
-            });
-        }
-        let r = self.searcher.search(pos, &self.limits, |_| {});
-        r.best?;
-        Some(Labelled {
-            score: r.score,
-            best: r.best,
-            depth: r.depth.clamp(0, 255) as u8,
-            nodes: r.nodes,
-            pv: r.pv,
-            alternatives: Vec::new(),
-        })
-    }
-}
 
 /// Counts of an annotate run.
 #[derive(Clone, Debug, Default, serde::Serialize)]
@@ -261,7 +77,7 @@ pub struct AnnotateStats {
     /// Positions that could not be labelled because the labeller failed
     /// (an engine that crashed, hung or answered nonsense twice).
     pub failed: u64,
-    /// The first [`MAX_FAILURE_MESSAGES`] of those failures, located.
+    /// The first `MAX_FAILURE_MESSAGES` (100) of those failures, located.
     pub failures: Vec<LocatedFailure>,
 }
 
@@ -302,22 +118,11 @@ impl AnnotateStats {
     }
 }
 
-/// A game record (labels not yet stored), with its labels and the keys of
-/// the labelled positions (for dedup).
-pub struct Annotated {
-    /// The record.
-    pub record: GameRecord,
-    /// The labels, in ply order.
-    pub labels: Vec<Label>,
-    /// The key of each label's position.
-    pub keys: Vec<u64>,
-}
-
 /// What a chunk gave.
 #[derive(Default)]
 pub struct ChunkAnnotations {
     /// Records in input order.
-    pub records: Vec<Annotated>,
+    pub records: Vec<GameRecord>,
     /// Counts.
     pub stats: AnnotateStats,
     /// Set when the labeller gave up: the run must stop before this chunk.
@@ -337,18 +142,66 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
     if ppm >= 1_000_000 {
         return true;
     }
-    let mut x = seed
-        ^ game.wrapping_mul(0x9e37_79b9_7f4a_7c15)
-        ^ (ply as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
-    x ^= x >> 30;
-    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x ^= x >> 27;
-    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^= x >> 31;
-    x % 1_000_000 < u64::from(ppm)
+    let x = seed ^ game.wrapping_mul(GOLDEN) ^ (ply as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
+    mix64(x) % 1_000_000 < u64::from(ppm)
 }
 
 /// A score from a PGN `[%eval]` (White's view) for the side to move.
+/// A game's record before its moves: start, result, roster tags, ratings.
+fn new_record(game: &ParsedGame, index: u64, start: &Position) -> GameRecord {
+    let tags =
+        [&game.event, &game.site, &game.date, &game.round, &game.white, &game.black, &game.result]
+            .map(|t| t.to_string_lossy());
+    let mut record = GameRecord::new(
+        index,
+        PackedBoard::pack(start),
+        result_code(game.result.raw()),
+        tags,
+        Vec::with_capacity(game.moves.len()),
+    );
+    record.elo =
+        std::array::from_fn(|i| rating(game.extra.get(i).copied().flatten().map(|v| v.raw())));
+    record
+}
+
+/// A refused move: its text, the kind of rejection and why.
+type Refusal = (String, RejectKind, String);
+
+/// The move played from `pos` at `ply`, if legal; if not, why (`None` for
+/// both at the end of the moves).
+fn played_move(game: &ParsedGame, ply: usize, pos: &Position) -> (Option<Move>, Option<Refusal>) {
+    match game.token(ply) {
+        Some(Ok(san)) => match san.to_move(pos) {
+            Ok(m) => (Some(m), None),
+            Err(e) => {
+                let (kind, reason) = match e {
+                    // The chain of positions cannot go through it.
+                    SanError::NullMove => (
+                        RejectKind::UnsupportedMove,
+                        "a null move: the game is annotated up to it".to_string(),
+                    ),
+                    _ => unplayable(e, pos),
+                };
+                (None, Some((san.to_string(), kind, reason)))
+            }
+        },
+        Some(Err(bad)) => {
+            let (kind, reason) = bad_token_reject(bad);
+            (None, Some((bad.text_lossy(), kind, reason)))
+        }
+        None => (None, None),
+    }
+}
+
+/// Whether undoing `made` from `pos` gives back `start`.
+fn unwinds_to(pos: &Position, made: &[Move], start: &Position) -> bool {
+    let mut back = pos.clone();
+    for &m in made.iter().rev() {
+        back.undo_move(m);
+    }
+    back == *start
+}
+
 /// A rating tag's value: digits making a number from 1 to 65,535; 0 (none)
 /// for anything else (`?`, `-`, an empty tag).
 fn rating(value: Option<&[u8]>) -> u16 {
@@ -371,16 +224,16 @@ fn variation_moves(pos: &Position, sans: &[San]) -> Vec<Move> {
     line
 }
 
-fn eval_score(eval: Eval, pos: &Position) -> i32 {
+fn eval_score(eval: PgnEval, pos: &Position) -> i32 {
     let white_to_move = pos.side_to_move() == crate::Color::White;
     match eval {
-        Eval::Cp(cp) => {
+        PgnEval::Cp(cp) => {
             let cp = cp.clamp(-30_000, 30_000);
             if white_to_move { cp } else { -cp }
         }
         // `#n`: White mates in n moves; `#-n`: Black mates in n moves.
-        Eval::Mate(0) => 0,
-        Eval::Mate(n) => {
+        PgnEval::Mate(0) => 0,
+        PgnEval::Mate(n) => {
             if (n > 0) == white_to_move {
                 mate_in(n.abs())
             } else {
@@ -569,11 +422,11 @@ impl<L: Labeller> Worker<L> {
         pos: &mut Position,
         ctx: &LabelContext<'_>,
         in_game: bool,
-        pgn_eval: Option<Option<Eval>>,
+        pgn_eval: Option<Option<PgnEval>>,
         pgn_line: &[Move],
         played: Option<Move>,
         stats: &mut AnnotateStats,
-    ) -> Option<(Label, u64)> {
+    ) -> Option<Label> {
         let (game, ply) = (ctx.game, ctx.ply);
         let o = &self.options;
         stats.positions += 1;
@@ -643,17 +496,14 @@ impl<L: Labeller> Worker<L> {
             .iter()
             .filter_map(|&(m, score)| Some((move_index(pos, m)?, label_score(score))))
             .collect();
-        Some((
-            Label {
-                ply: ply.min(u16::MAX as usize) as u16,
-                score: label_score(score),
-                best: best_index,
-                depth,
-                pv,
-                alternatives: Alternatives::new(&alternatives),
-            },
-            pos.key(),
-        ))
+        Some(Label {
+            ply: ply.min(u16::MAX as usize) as u16,
+            score: label_score(score),
+            best: best_index,
+            depth,
+            pv,
+            alternatives: Alternatives::new(&alternatives),
+        })
     }
 
     fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
@@ -684,27 +534,8 @@ impl<L: Labeller> Worker<L> {
         }
         stats.games += 1;
         self.labeller.new_game(pos.is_chess960());
-        let tags = [
-            &game.event,
-            &game.site,
-            &game.date,
-            &game.round,
-            &game.white,
-            &game.black,
-            &game.result,
-        ]
-        .map(|t| t.to_string_lossy());
-        let mut record = GameRecord::new(
-            index,
-            PackedBoard::pack(&pos),
-            result_code(game.result.raw()),
-            tags,
-            Vec::with_capacity(game.moves.len()),
-        );
-        record.elo =
-            std::array::from_fn(|i| rating(game.extra.get(i).copied().flatten().map(|v| v.raw())));
+        let mut record = new_record(game, index, &pos);
         let mut labels = Vec::new();
-        let mut keys = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;
         let start_fen = pos.fen();
         let start_pos = (self.verify == Verify::Undo).then(|| pos.clone());
@@ -714,28 +545,7 @@ impl<L: Labeller> Worker<L> {
                 out.cancelled = true;
                 return;
             }
-            // The move played from this position, if legal; if not, why.
-            let (played, refused) = match game.token(ply) {
-                Some(Ok(san)) => match san.to_move(&pos) {
-                    Ok(m) => (Some(m), None),
-                    Err(e) => {
-                        let (kind, reason) = match e {
-                            // The chain of positions cannot go through it.
-                            SanError::NullMove => (
-                                RejectKind::UnsupportedMove,
-                                "a null move: the game is annotated up to it".to_string(),
-                            ),
-                            _ => unplayable(e, &pos),
-                        };
-                        (None, Some((san.to_string(), kind, reason)))
-                    }
-                },
-                Some(Err(bad)) => {
-                    let (kind, reason) = bad_token_reject(bad);
-                    (None, Some((bad.text_lossy(), kind, reason)))
-                }
-                None => (None, None),
-            };
+            let (played, refused) = played_move(game, ply, &pos);
             let eval = pgn_eval
                 .then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
             let line = match game.variations.get(ply) {
@@ -743,11 +553,10 @@ impl<L: Labeller> Worker<L> {
                 _ => Vec::new(),
             };
             let ctx = LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
-            if let Some((label, key)) =
+            if let Some(label) =
                 self.select(&mut pos, &ctx, true, eval, &line, played, &mut out.stats)
             {
                 labels.push(label);
-                keys.push(key);
             }
             let Some(m) = played else {
                 if let Some((san, kind, reason)) = refused {
@@ -768,42 +577,33 @@ impl<L: Labeller> Worker<L> {
             pos.do_move(m);
             if let Err(field) = self.verify.check(&pos, &mut self.keys) {
                 out.stats.rejected += 1;
-                out.rejected.push(Rejected::in_game(
-                    self.at.0,
-                    index,
-                    game,
-                    ply as u32 + 1,
-                    game.token(ply).and_then(Result::ok).map(|s| s.to_string()).unwrap_or_default(),
-                    RejectKind::VerifyFailed,
-                    format!(
-                        "incremental {field} differs from its from-scratch value after this move"
-                    ),
-                ));
+                let san = game.token(ply).and_then(Result::ok).map(|s| s.to_string());
+                let (kind, reason) = verify_failure(field);
+                let (file, ply) = (self.at.0, ply as u32 + 1);
+                let san = san.unwrap_or_default();
+                out.rejected.push(Rejected::in_game(file, index, game, ply, san, kind, reason));
                 // The positions after a broken state are not labelled.
                 made.clear();
                 break;
             }
         }
-        if self.verify == Verify::Undo && !made.is_empty() {
-            let mut back = pos.clone();
-            for &m in made.iter().rev() {
-                back.undo_move(m);
-            }
-            if Some(&back) != start_pos.as_ref() {
-                out.stats.rejected += 1;
-                out.rejected.push(Rejected::in_game(
-                    self.at.0,
-                    index,
-                    game,
-                    0,
-                    String::new(),
-                    RejectKind::VerifyFailed,
-                    "unwinding the game did not restore its start position".into(),
-                ));
-            }
+        if let Some(start) = start_pos.filter(|_| !made.is_empty())
+            && !unwinds_to(&pos, &made, &start)
+        {
+            out.stats.rejected += 1;
+            out.rejected.push(Rejected::in_game(
+                self.at.0,
+                index,
+                game,
+                0,
+                String::new(),
+                RejectKind::VerifyFailed,
+                "unwinding the game did not restore its start position".into(),
+            ));
         }
         self.collect_failures(index, out);
-        out.records.push(Annotated { record, labels, keys });
+        record.labels = labels;
+        out.records.push(record);
     }
 
     fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {
@@ -813,143 +613,16 @@ impl<L: Labeller> Worker<L> {
         }
         out.stats.games += 1;
         self.labeller.new_game(pos.is_chess960());
-        let record =
+        let mut record =
             GameRecord::new(index, PackedBoard::pack(&pos), 3, Default::default(), Vec::new());
         let mut labels = Vec::new();
-        let mut keys = Vec::new();
         let start_fen = pos.fen();
         let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
-        if let Some((label, key)) =
-            self.select(&mut pos, &ctx, false, None, &[], None, &mut out.stats)
-        {
+        if let Some(label) = self.select(&mut pos, &ctx, false, None, &[], None, &mut out.stats) {
             labels.push(label);
-            keys.push(key);
         }
         self.collect_failures(index, out);
-        out.records.push(Annotated { record, labels, keys });
+        record.labels = labels;
+        out.records.push(record);
     }
-}
-
-/// The caller's side: dedup, limits, blocks.
-pub struct BlockBuilder {
-    dedup: Option<HashSet<u64>>,
-    max_positions: u64,
-    block_games: usize,
-    block_labels: usize,
-    /// Labels accepted so far (over the whole file, resumed part included).
-    pub labels_written: u64,
-    games: Vec<GameRecord>,
-    labels_in_block: usize,
-    /// Whether a limit was reached (no more records are accepted).
-    pub full: bool,
-}
-
-impl BlockBuilder {
-    /// A builder for a run with `options`; `dedup` when duplicates are
-    /// dropped here.
-    pub fn new(options: &Options, dedup: bool) -> BlockBuilder {
-        BlockBuilder {
-            dedup: dedup.then(HashSet::new),
-            max_positions: options.max_positions,
-            block_games: options.block_games.max(1) as usize,
-            block_labels: options.block_labels.max(1) as usize,
-            labels_written: 0,
-            games: Vec::new(),
-            labels_in_block: 0,
-            full: false,
-        }
-    }
-
-    /// Takes over what an earlier, interrupted run wrote: the dedup keys and
-    /// the label count.
-    pub fn restore(&mut self, games: &[GameRecord]) {
-        for record in games {
-            self.labels_written += record.label_count() as u64;
-            if let Some(seen) = self.dedup.as_mut() {
-                let _ = walk(record, |step| {
-                    if step.label.is_some() {
-                        seen.insert(step.pos.key());
-                    }
-                });
-            }
-        }
-        if self.max_positions > 0 && self.labels_written >= self.max_positions {
-            self.full = true;
-        }
-    }
-
-    /// Adds a record; returns a block when one is complete. `dropped` counts
-    /// labels dropped as duplicates.
-    pub fn push(&mut self, mut a: Annotated, dropped: &mut u64) -> Option<Block> {
-        if self.full {
-            return None;
-        }
-        if let Some(seen) = self.dedup.as_mut() {
-            let mut kept = Vec::with_capacity(a.labels.len());
-            for (label, key) in a.labels.iter().zip(&a.keys) {
-                if seen.insert(*key) {
-                    kept.push(*label);
-                } else {
-                    *dropped += 1;
-                }
-            }
-            a.labels = kept;
-        }
-        if self.max_positions > 0 {
-            let room = self.max_positions.saturating_sub(self.labels_written) as usize;
-            if a.labels.len() >= room {
-                a.labels.truncate(room);
-                self.full = true;
-            }
-        }
-        self.labels_written += a.labels.len() as u64;
-        self.labels_in_block += a.labels.len();
-        a.record.set_labels(&a.labels);
-        self.games.push(a.record);
-        if self.games.len() >= self.block_games
-            || self.labels_in_block >= self.block_labels
-            || self.full
-        {
-            return self.take();
-        }
-        None
-    }
-
-    /// The block in progress, if it has games.
-    pub fn take(&mut self) -> Option<Block> {
-        if self.games.is_empty() {
-            return None;
-        }
-        self.labels_in_block = 0;
-        let block = Block::from_games(&self.games);
-        self.games.clear();
-        Some(block)
-    }
-}
-
-/// Whether two headers describe the same run but for the shard.
-pub fn same_run_but_shard(
-    a: &crate::record::format::Header,
-    b: &crate::record::format::Header,
-) -> bool {
-    let mut a = a.clone();
-    let mut b = b.clone();
-    a.options.shard = (0, 1);
-    b.options.shard = (0, 1);
-    a == b
-}
-
-/// The inputs of a run as the header records them.
-pub fn input_infos(inputs: &[PathBuf]) -> Vec<crate::record::format::InputInfo> {
-    inputs
-        .iter()
-        .map(|p| crate::record::format::InputInfo {
-            name: crate::io::source::display_name(p),
-            size: if p.as_os_str() == "-" {
-                0
-            } else {
-                std::fs::metadata(p).map_or(0, |m| m.len())
-            },
-        })
-        .collect()
 }

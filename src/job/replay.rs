@@ -4,10 +4,7 @@
 //! order, and a [`Summary`] at the end.
 //!
 //! ```
-//! use kibitz::pipeline::{
-//!     database::{Replay, ReplaySettings, ReplaySink},
-//!     replay::Rejected,
-//! };
+//! use kibitz::{Rejected, Replay, ReplaySettings, ReplaySink};
 //!
 //! #[derive(Default)]
 //! struct Rejects(Vec<(u64, u32)>);
@@ -36,10 +33,10 @@ use std::{io, path::PathBuf};
 use crate::{
     io::source::{ChunkConfig, Format, display_name},
     pipeline::{
-        duplicates::Fingerprint,
-        replay::{Rejected, ReplayOptions, Replayer, Verify},
+        fingerprint::Fingerprint,
+        replayer::{ChunkOutcome, Rejected, ReplayOptions, Replayer, Verify},
         run::{self, Event, PipelineConfig},
-        stats::{FileSummary, Summary},
+        summary::{FileSummary, Summary},
     },
 };
 
@@ -191,26 +188,8 @@ impl Replay {
                     }
                     Event::Chunk { file, input_pos, result, .. } => {
                         summary.add(file, &result);
-                        let reported = (|| -> io::Result<()> {
-                            let mut lines = result.key_lines.split_inclusive(|&b| b == b'\n');
-                            for (g, &(count, offset)) in result.key_line_counts.iter().enumerate() {
-                                for line in lines.by_ref().take(count as usize) {
-                                    sink.key_line(game_base + g as u64 + 1, offset, line)?;
-                                }
-                            }
-                            for &(local, offset, fp) in &result.fingerprints {
-                                sink.fingerprint(game_base + local + 1, file, offset, fp)?;
-                            }
-                            for r in &result.rejected {
-                                sink.rejected(
-                                    &names[r.file],
-                                    file_game_base[file] + r.local_game + 1,
-                                    game_base + r.local_game,
-                                    r,
-                                )?;
-                            }
-                            Ok(())
-                        })();
+                        let bases = (game_base, file_game_base[file]);
+                        let reported = report_chunk(sink, &names, file, bases, &result);
                         if let Err(e) = reported {
                             failed = Some(e);
                             return false;
@@ -245,6 +224,32 @@ impl Replay {
             None => Ok(summary),
         }
     }
+}
+
+/// A chunk's key lines, fingerprints and rejected games to the sink, with
+/// game numbers from `game_base` (all inputs) and `file_game_base` (this
+/// input) on.
+fn report_chunk(
+    sink: &mut dyn ReplaySink,
+    names: &[String],
+    file: usize,
+    (game_base, file_game_base): (u64, u64),
+    result: &ChunkOutcome,
+) -> io::Result<()> {
+    let mut lines = result.key_lines.split_inclusive(|&b| b == b'\n');
+    for (g, &(count, offset)) in result.key_line_counts.iter().enumerate() {
+        for line in lines.by_ref().take(count as usize) {
+            sink.key_line(game_base + g as u64 + 1, offset, line)?;
+        }
+    }
+    for &(local, offset, fp) in &result.fingerprints {
+        sink.fingerprint(game_base + local + 1, file, offset, fp)?;
+    }
+    for r in &result.rejected {
+        let in_file = file_game_base + r.local_game + 1;
+        sink.rejected(&names[r.file], in_file, game_base + r.local_game, r)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

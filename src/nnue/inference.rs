@@ -9,9 +9,7 @@ use crate::{
         types::{Color, File, Rank, Role, Square},
     },
     nnue::{
-        L1, LAYER_STACKS, NORMALIZE_TO_PAWN, OUTPUT_SCALE,
-        accumulator::{Accumulator, AccumulatorStack},
-        net::Network,
+        Accumulator, AccumulatorStack, L1, LAYER_STACKS, NORMALIZE_TO_PAWN, Network, OUTPUT_SCALE,
         simd,
     },
 };

@@ -4,9 +4,19 @@
 //! sign, side to move and king squares. Every figure is from the side to
 //! move's point of view, as trainers read the data.
 
+use std::{
+    fs::File,
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+};
+
 use crate::{
     analysis::{Phase, position_phase},
     chess::{position::Position, types::Color},
+    record::{
+        chain::{ChainError, walk},
+        reader::{KbzReader, RecordError},
+    },
     score::ScoreKind,
 };
 
@@ -156,6 +166,166 @@ impl DataStats {
         for (a, b) in self.king_squares.iter_mut().zip(&o.king_squares) {
             add(a, b);
         }
+    }
+}
+
+/// Why a data set's statistics could not be read whole.
+#[derive(Debug, thiserror::Error)]
+pub enum StatsError {
+    /// A `.kbz` cannot be read.
+    #[error(transparent)]
+    Kbz(#[from] RecordError),
+    /// A game of a `.kbz` does not replay.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// A file cannot be opened or read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A line or an entry that is not what its format says.
+    #[error("{}: {what}", path.display())]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// Where and what.
+        what: String,
+    },
+}
+
+/// The statistics of `files` (`.kbz`, Stockfish `.binpack` or plain, told
+/// apart by their first bytes and, for binpack, the `.binpack`
+/// extension), summed in the order given.
+pub fn data_stats(files: &[PathBuf]) -> Result<DataStats, StatsError> {
+    let mut stats = DataStats::default();
+    for path in files {
+        let io = |source| StatsError::Io { path: path.clone(), source };
+        let mut head = [0u8; 8];
+        let n = File::open(path)
+            .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+            .map_err(io)?;
+        if path.extension().is_some_and(|e| e == "binpack") {
+            binpack(path, &mut stats)?;
+        } else if head[..n].starts_with(b"fen ") {
+            plain(path, &mut stats)?;
+        } else {
+            kbz(path, &mut stats)?;
+        }
+    }
+    Ok(stats)
+}
+
+fn outcome(result: i32) -> Outcome {
+    match result.signum() {
+        1 => Outcome::Win,
+        -1 => Outcome::Loss,
+        _ => Outcome::Draw,
+    }
+}
+
+fn kbz(path: &Path, stats: &mut DataStats) -> Result<(), StatsError> {
+    let mut reader = KbzReader::open(path)?;
+    while let Some(block) = reader.next_block() {
+        let (_, _, games) = block?;
+        for g in &games {
+            stats.games += 1;
+            walk(g, |step| {
+                let Some(label) = step.label else { return };
+                let pos = step.pos;
+                let white = match g.result {
+                    2 => Some(1),
+                    1 => Some(0),
+                    0 => Some(-1),
+                    _ => None,
+                };
+                let result = match white {
+                    Some(w) => outcome(if pos.side_to_move() == Color::White { w } else { -w }),
+                    None => Outcome::Unknown,
+                };
+                stats.add(pos, i32::from(label.score), pos.game_ply(), result);
+            })?;
+        }
+    }
+    Ok(())
+}
+
+fn parse_fen(fen: &str) -> Option<Position> {
+    Position::from_fen(fen).or_else(|_| Position::from_fen_960(fen)).ok()
+}
+
+fn plain(path: &Path, stats: &mut DataStats) -> Result<(), StatsError> {
+    let format = |what: String| StatsError::Format { path: path.to_path_buf(), what };
+    let file =
+        File::open(path).map_err(|source| StatsError::Io { path: path.to_path_buf(), source })?;
+    let (mut fen, mut score, mut ply, mut result) = (None, None, None, None);
+    let mut last_ply: Option<u32> = None;
+    for (n, line) in BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|source| StatsError::Io { path: path.to_path_buf(), source })?;
+        let bad = || format(format!("line {}: {line:?}", n + 1));
+        let (key, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        match key {
+            "fen" => fen = Some(parse_fen(value).ok_or_else(bad)?),
+            "score" => score = Some(value.trim().parse::<i32>().map_err(|_| bad())?),
+            "ply" => ply = Some(value.trim().parse::<u32>().map_err(|_| bad())?),
+            "result" => result = Some(value.trim().parse::<i32>().map_err(|_| bad())?),
+            "move" => {}
+            "e" => {
+                let (Some(pos), Some(score), Some(ply), Some(result)) =
+                    (fen.take(), score.take(), ply.take(), result.take())
+                else {
+                    return Err(format(format!(
+                        "line {}: a record without fen, score, ply or result",
+                        n + 1
+                    )));
+                };
+                if last_ply.is_none_or(|last| ply <= last) {
+                    stats.games += 1;
+                }
+                last_ply = Some(ply);
+                stats.add(&pos, score, ply, outcome(result));
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(())
+}
+
+fn binpack(path: &Path, stats: &mut DataStats) -> Result<(), StatsError> {
+    let format = |what: String| StatsError::Format { path: path.to_path_buf(), what };
+    let file =
+        File::open(path).map_err(|source| StatsError::Io { path: path.to_path_buf(), source })?;
+    // The reader is another crate's: a malformed file must not take the
+    // run down with a panic.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut part = DataStats::default();
+        let mut reader = match sfbinpack::CompressedTrainingDataEntryReader::new(file) {
+            Ok(r) => r,
+            Err(sfbinpack::CompressedReaderError::EndOfFile) => return Ok(part),
+            Err(e) => return Err(format(format!("{e:?}"))),
+        };
+        let mut continues = false;
+        while reader.has_next() {
+            let entry = reader.next();
+            if !continues {
+                part.games += 1;
+            }
+            continues = reader.is_next_entry_continuation();
+            let fen = entry.pos.fen().map_err(|e| format(format!("{e:?}")))?;
+            let pos = parse_fen(&fen).ok_or_else(|| format(format!("bad position {fen}")))?;
+            let (score, ply) = (i32::from(entry.score), u32::from(entry.ply));
+            part.add(&pos, score, ply, outcome(i32::from(entry.result)));
+        }
+        Ok(part)
+    }));
+    match read {
+        Ok(part) => {
+            stats.merge(&part?);
+            Ok(())
+        }
+        Err(_) => Err(format("not a readable binpack file".into())),
     }
 }
 

@@ -24,7 +24,7 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::{
     chess::{mv::Move, position::Position},
-    pipeline::annotate::{LabelContext, LabelFailure, Labelled, Labeller},
+    label::{LabelContext, LabelFailure, Labelled, Labeller},
     record::format::MAX_PV,
     search::{MATE, mate_in, mated_in},
 };
@@ -505,7 +505,7 @@ impl Labeller for EngineLabeller {
         std::mem::take(&mut self.failures)
     }
 
-    fn gave_up(&self) -> Option<crate::pipeline::annotate::Cause> {
+    fn gave_up(&self) -> Option<crate::label::Cause> {
         (self.failed_in_a_row >= GIVE_UP_AFTER)
             .then(|| std::sync::Arc::new(EngineError::GaveUp(GIVE_UP_AFTER)) as _)
     }

@@ -12,7 +12,7 @@
 //! fingerprint and are never duplicates.
 //!
 //! ```
-//! use kibitz::{Position, pipeline::duplicates::{DuplicateFinder, Fingerprint, GameAt}};
+//! use kibitz::{DuplicateFinder, Fingerprint, GameAt, Position};
 //!
 //! let mut pos = Position::startpos();
 //! let e4 = pos.parse_san(b"e4").unwrap();

@@ -1,14 +1,14 @@
 //! Texel tuning: fit the evaluation weights to game results.
 //!
 //! The evaluation is linear in its weights (material, piece-square values,
-//! and every [`crate::search::eval::Term`]), tapered by phase. For
+//! and every term of the hand-written evaluation), tapered by phase. For
 //! each training position the tuner records how many of each feature it has
 //! (White's minus Black's), its phase and endgame scale factor, and the
 //! game's result; then it minimises the mean squared difference between the
 //! result and `sigmoid(K * eval)` over all positions with Adam, `K` fitted
 //! first so that the starting weights match the results best.
 //!
-//! The training positions come from [`crate::pipeline::tune::collect`],
+//! The training positions come from [`crate::job::tune::collect`],
 //! which reads them from games and scored positions; this module knows
 //! nothing of files.
 //!
@@ -25,7 +25,7 @@ use crate::{
         types::Color,
     },
     search::{
-        eval::{self, EvalTables, NUM_TERMS, TERM_NAMES, Term, Trace},
+        hce::{self, EvalTables, NUM_TERMS, TERM_NAMES, Term, Trace},
         weights::WEIGHTS,
     },
 };
@@ -73,7 +73,7 @@ pub fn features(pos: &Position, tables: &mut EvalTables) -> Vec<(u16, i16)> {
         }
         counts[5 + role * 32 + idx] += sign;
     }
-    eval::evaluate_traced(pos, tables, &mut Collect(&mut counts));
+    hce::evaluate_traced(pos, tables, &mut Collect(&mut counts));
     counts
         .iter()
         .enumerate()
@@ -145,13 +145,13 @@ impl Sample {
         start: &[(f64, f64)],
         result: f64,
     ) -> Sample {
-        let phase = eval::phase(pos);
+        let phase = hce::phase(pos);
         let features = features(pos, tables);
         // The scale factor of the side the starting weights favour in the
         // endgame; the tuner keeps it fixed.
         let eg: f64 = features.iter().map(|&(i, c)| start[usize::from(i)].1 * f64::from(c)).sum();
         let strong = if eg >= 0.0 { Color::White } else { Color::Black };
-        let scale = eval::endgame_scale(pos, strong);
+        let scale = hce::endgame_scale(pos, strong);
         Sample { features, phase, scale, result }
     }
 }
@@ -277,15 +277,16 @@ pub fn psqt_source(w: &[(f64, f64)], note: &str) -> String {
 /// The term weights as Rust source (`src/search/weights.rs`).
 pub fn weights_source(w: &[(f64, f64)], note: &str) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "//! Weights of the evaluation terms ([`crate::search::eval::Term`]), in");
+    let _ = writeln!(s, "//! Weights of the evaluation terms ([`crate::search::hce::Term`]), in");
     let _ =
         writeln!(s, "//! centipawns, middlegame and endgame. Written by `kibitz tune` ({note});");
     let _ = writeln!(s, "//! see `docs/TUNING.md`.\n");
-    let _ = writeln!(s, "use crate::{{chess::psqt::Score, search::eval::NUM_TERMS}};\n");
-    let _ = writeln!(s, "const fn s(mg: i32, eg: i32) -> Score {{\n    Score::new(mg, eg)\n}}\n");
+    let _ = writeln!(s, "use crate::{{chess::psqt::Tapered, search::hce::NUM_TERMS}};\n");
+    let _ =
+        writeln!(s, "const fn s(mg: i32, eg: i32) -> Tapered {{\n    Tapered::new(mg, eg)\n}}\n");
     let _ = writeln!(s, "/// One weight per term, in the order of `Term`.");
     let _ = writeln!(s, "#[rustfmt::skip]");
-    let _ = writeln!(s, "pub const WEIGHTS: [Score; NUM_TERMS] = [");
+    let _ = writeln!(s, "pub const WEIGHTS: [Tapered; NUM_TERMS] = [");
     for (i, name) in TERM_NAMES.iter().enumerate() {
         let (mg, eg) = w[TERM_BASE + i];
         let _ = writeln!(s, "    s({}, {}), // {name}", mg.round() as i32, eg.round() as i32);

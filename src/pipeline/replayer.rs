@@ -5,7 +5,7 @@
 //! located by file, game number, byte offset and ply.
 //!
 //! ```
-//! use kibitz::pipeline::replay::{Replayer, ReplayOptions, Verify};
+//! use kibitz::{ReplayOptions, Replayer, Verify};
 //!
 //! let text = b"[Event \"a\"]\n\n1. e4 e5 2. Nf3 *\n\n[Event \"b\"]\n\n1. d4 b4 *\n";
 //! let mut replayer = Replayer::new(ReplayOptions { verify: Verify::Keys, ..ReplayOptions::default() });
@@ -28,7 +28,7 @@ use crate::{
         epd::EpdLine,
         pgn::{BadToken, BadTokenKind, GameReader, ParsedGame},
     },
-    pipeline::duplicates::Fingerprint,
+    pipeline::fingerprint::Fingerprint,
 };
 
 /// How much to check while replaying.
@@ -463,13 +463,8 @@ impl Replayer {
                 Ok(m) => m,
                 Err(SanError::NullMove) => {
                     if pos.in_check() {
-                        reject(
-                            out,
-                            ply,
-                            san.to_string(),
-                            RejectKind::NullMoveInCheck,
-                            format!("null move while in check in {}", pos.fen()),
-                        );
+                        let reason = format!("null move while in check in {}", pos.fen());
+                        reject(out, ply, san.to_string(), RejectKind::NullMoveInCheck, reason);
                         stopped = true;
                         break;
                     }
@@ -498,15 +493,8 @@ impl Replayer {
                 pos.corrupt_key(field);
             }
             if let Err(field) = options.verify.check(pos, keys) {
-                reject(
-                    out,
-                    ply,
-                    san.to_string(),
-                    RejectKind::VerifyFailed,
-                    format!(
-                        "incremental {field} differs from its from-scratch value after this move"
-                    ),
-                );
+                let (kind, reason) = verify_failure(field);
+                reject(out, ply, san.to_string(), kind, reason);
                 stopped = true;
                 break;
             }
@@ -515,40 +503,9 @@ impl Replayer {
                 key_count += 1;
             }
         }
-        if !stopped && let Some(bad) = &game.bad_token {
-            let (kind, reason) = bad_token_reject(bad);
-            let ply = game.moves.len() as u32 + 1;
-            reject(out, ply, bad.text_lossy(), kind, reason);
-            stopped = true;
-        }
-        if game.too_long && !stopped {
-            let max = crate::io::pgn::MAX_GAME_PLIES;
-            reject(
-                out,
-                max as u32 + 1,
-                String::new(),
-                RejectKind::TooLong,
-                format!("more than {max} plies: the first {max} were replayed, the rest were not"),
-            );
-        }
-        if let Some(start) = start {
-            for &m in made.iter().rev() {
-                if m.is_null() {
-                    pos.undo_null_move();
-                } else {
-                    pos.undo_move(m);
-                }
-            }
-            if *pos != start {
-                reject(
-                    out,
-                    0,
-                    String::new(),
-                    RejectKind::VerifyFailed,
-                    "unwinding the game did not restore its start position".into(),
-                );
-            }
-        }
+        end_of_game(game, stopped, start, pos, made, &mut |ply, san, kind, reason| {
+            reject(out, ply, san, kind, reason)
+        });
         // After the unwinding check: a game that fails it is no duplicate.
         if options.fingerprints && out.rejected.len() == rejected_before {
             out.fingerprints.push((local, game.offset, Fingerprint::of(start_key, made)));
@@ -605,6 +562,55 @@ impl Replayer {
             }
         }
         out
+    }
+}
+
+/// The rejection of a game whose incremental `field` differs from its
+/// from-scratch value after a move.
+pub fn verify_failure(field: impl std::fmt::Display) -> (RejectKind, String) {
+    let reason = format!("incremental {field} differs from its from-scratch value after this move");
+    (RejectKind::VerifyFailed, reason)
+}
+
+/// A game's checks after its last move played: a token that is no move,
+/// a game too long, and (`start`, at [`Verify::Undo`]) every move unwound
+/// back to the start. `stopped`: the game was already rejected.
+fn end_of_game(
+    game: &ParsedGame,
+    stopped: bool,
+    start: Option<Position>,
+    pos: &mut Position,
+    made: &[Move],
+    reject: &mut dyn FnMut(u32, String, RejectKind, String),
+) {
+    if !stopped && let Some(bad) = &game.bad_token {
+        let (kind, reason) = bad_token_reject(bad);
+        reject(game.moves.len() as u32 + 1, bad.text_lossy(), kind, reason);
+    } else if game.too_long && !stopped {
+        let max = crate::io::pgn::MAX_GAME_PLIES;
+        reject(
+            max as u32 + 1,
+            String::new(),
+            RejectKind::TooLong,
+            format!("more than {max} plies: the first {max} were replayed, the rest were not"),
+        );
+    }
+    if let Some(start) = start {
+        for &m in made.iter().rev() {
+            if m.is_null() {
+                pos.undo_null_move();
+            } else {
+                pos.undo_move(m);
+            }
+        }
+        if *pos != start {
+            reject(
+                0,
+                String::new(),
+                RejectKind::VerifyFailed,
+                "unwinding the game did not restore its start position".into(),
+            );
+        }
     }
 }
 

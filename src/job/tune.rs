@@ -1,5 +1,5 @@
 //! The tuner's input job: training positions read from PGN and EPD files
-//! (plain or zstd) for [`crate::search::tune`] to fit the evaluation to.
+//! (plain or zstd) for [`crate::search::texel`] to fit the evaluation to.
 //!
 //! From PGN, every `stride`-th qualifying position of every standard game
 //! with a result, labelled with the result: from ply 10 on, not in check,
@@ -16,10 +16,10 @@ use crate::{
         pgn::GameReader,
         source::{Compression, Format, sniff_format},
     },
-    pipeline::replay::set_start_position,
+    pipeline::replayer::set_start_position,
     search::{
-        eval::EvalTables,
-        tune::{Sample, current_weights, win_probability},
+        hce::EvalTables,
+        texel::{Sample, current_weights, win_probability},
     },
 };
 

@@ -15,14 +15,21 @@
 //! are written with the move played where the format needs a move, and left
 //! out (and counted) where there is none.
 
-use std::{fmt::Write as _, io::Write};
+use std::{fmt::Write as _, io::Write, path::PathBuf};
 
 use crate::{
-    analysis::{Eval, game::analyse},
-    chess::{mv::Move, position::Position, types::Color, uci::move_to_uci},
+    analysis::{Eval, analyse},
+    chess::{
+        mv::Move,
+        position::Position,
+        types::{Color, Role},
+        uci::move_to_uci,
+    },
     record::{
         chain::{ChainError, Step, walk},
-        format::{GameRecord, ROSTER, move_at},
+        format::{GameRecord, Label, ROSTER, move_at, result_text},
+        reader::{KbzReader, RecordError},
+        shape::{ShapeRules, ShapeStats, Shaper},
     },
     score::ScoreKind,
 };
@@ -79,15 +86,6 @@ fn epd_score(score: i16) -> String {
     match ScoreKind::from_score(i32::from(score)) {
         ScoreKind::Cp(cp) => cp.to_string(),
         ScoreKind::Mate(n) => format!("#{n}"),
-    }
-}
-
-fn result_text(code: u8) -> &'static str {
-    match code {
-        0 => "0-1",
-        1 => "1/2-1/2",
-        2 => "1-0",
-        _ => "*",
     }
 }
 
@@ -262,138 +260,24 @@ impl<W: Write> Exporter<W> {
         let mut bullet: Vec<bulletformat::ChessBoard> = Vec::new();
         walk(record, |step: &Step<'_>| {
             let Some(label) = step.label else { return };
-            let pos = step.pos;
-            let stm = pos.side_to_move();
-            let chess960 = pos.is_chess960();
-            let kind = ScoreKind::from_score(i32::from(label.score));
-            match format {
-                ExportFormat::Plain => {
-                    let Some(m) = step.best.or(step.played) else {
-                        stats.skipped += 1;
-                        return;
-                    };
-                    let _ = write!(
-                        text,
-                        "fen {}\nmove {}\nscore {}\nply {}\nresult {}\ne\n",
-                        pos.fen(),
-                        move_to_uci(m, chess960),
-                        label.score,
-                        pos.game_ply(),
-                        relative_result(record.result, stm)
-                    );
-                }
-                ExportFormat::Epd => {
-                    let _ = write!(text, "{} ", pos.epd());
-                    match kind {
-                        ScoreKind::Cp(cp) => {
-                            let _ = write!(text, "ce {cp}; ");
-                        }
-                        ScoreKind::Mate(n) => {
-                            let _ = write!(text, "dm {n}; ");
-                        }
-                    }
-                    if let Some(b) = step.best {
-                        let _ = write!(text, "bm {}; ", pos.san(b));
-                    }
-                    if label.depth > 0 {
-                        let _ = write!(text, "acd {}; ", label.depth);
-                    }
-                    if let Some(b) = step.best
-                        && !label.alternatives.is_empty()
-                    {
-                        // The lines of a multi-PV search, best first.
-                        let mut lines = vec![format!("{} {}", pos.san(b), epd_score(label.score))];
-                        for (i, score) in label.alternatives.lines() {
-                            if let Some(m) = move_at(pos, i) {
-                                lines.push(format!("{} {}", pos.san(m), epd_score(score)));
-                            }
-                        }
-                        let _ = write!(text, "c0 \"multipv {}\"; ", lines.join(", "));
-                    }
-                    let _ = writeln!(text, "id \"game {} ply {}\";", record.index + 1, step.ply);
-                }
-                ExportFormat::Jsonl => {
-                    let (score, mate) = match kind {
-                        ScoreKind::Cp(cp) => (serde_json::Value::from(cp), serde_json::Value::Null),
-                        ScoreKind::Mate(n) => (serde_json::Value::Null, serde_json::Value::from(n)),
-                    };
-                    let v = serde_json::json!({
-                        "game": record.index,
-                        "ply": step.ply,
-                        "fen": pos.fen(),
-                        "score": score,
-                        "mate": mate,
-                        "best": step.best.map(|m| move_to_uci(m, chess960)),
-                        "played": step.played.map(|m| move_to_uci(m, chess960)),
-                        "depth": label.depth,
-                        "result": result_text(record.result),
-                    });
-                    let mut v = v;
-                    if let Some(b) = step.best
-                        && !label.alternatives.is_empty()
-                    {
-                        let line = |m: Move, score: i16| {
-                            let (cp, mate) = match ScoreKind::from_score(i32::from(score)) {
-                                ScoreKind::Cp(cp) => {
-                                    (serde_json::Value::from(cp), serde_json::Value::Null)
-                                }
-                                ScoreKind::Mate(n) => {
-                                    (serde_json::Value::Null, serde_json::Value::from(n))
-                                }
-                            };
-                            serde_json::json!({"move": move_to_uci(m, chess960), "score": cp, "mate": mate})
-                        };
-                        let mut lines = vec![line(b, label.score)];
-                        for (i, score) in label.alternatives.lines() {
-                            if let Some(m) = move_at(pos, i) {
-                                lines.push(line(m, score));
-                            }
-                        }
-                        v["multipv"] = serde_json::Value::from(lines);
-                    }
-                    let _ = writeln!(text, "{v}");
-                }
-                ExportFormat::Bullet => {
-                    let r = &[
-                        pos.pieces_of(Color::White).0,
-                        pos.pieces_of(Color::Black).0,
-                        pos.pieces_by_role(crate::Role::Pawn).0,
-                        pos.pieces_by_role(crate::Role::Knight).0,
-                        pos.pieces_by_role(crate::Role::Bishop).0,
-                        pos.pieces_by_role(crate::Role::Rook).0,
-                        pos.pieces_by_role(crate::Role::Queen).0,
-                        pos.pieces_by_role(crate::Role::King).0,
-                    ];
-                    let white_score = if stm == Color::White { label.score } else { -label.score };
-                    let white_result = match record.result {
-                        2 => 1.0,
-                        0 => 0.0,
-                        _ => 0.5,
-                    };
-                    match bulletformat::ChessBoard::from_raw(
-                        *r,
-                        stm as usize,
-                        white_score,
-                        white_result,
-                    ) {
-                        Ok(b) => bullet.push(b),
-                        Err(_) => stats.skipped += 1,
-                    }
-                    return;
-                }
+            let written = match format {
+                ExportFormat::Plain => plain_record(text, record, step, label),
+                ExportFormat::Epd => epd_line(text, record, step, label),
+                ExportFormat::Jsonl => jsonl_line(text, record, step, label),
+                ExportFormat::Bullet => bullet_board(record, step, label).map(|b| bullet.push(b)),
                 ExportFormat::Pgn | ExportFormat::Binpack => return,
+            };
+            match written {
+                Some(()) => stats.written += 1,
+                None => stats.skipped += 1,
             }
-            stats.written += 1;
         })?;
-        if !bullet.is_empty() {
-            self.stats.written += bullet.len() as u64;
-            if let Sink::Bytes(out) = &mut self.sink {
-                out.write_all(
-                    <bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(
-                        &bullet,
-                    ),
-                )?;
-            }
+        if !bullet.is_empty()
+            && let Sink::Bytes(out) = &mut self.sink
+        {
+            out.write_all(
+                <bulletformat::ChessBoard as bulletformat::BulletFormat>::as_bytes_slice(&bullet),
+            )?;
         }
         Ok(())
     }
@@ -542,5 +426,225 @@ mod tests {
         // Side to move is mated in 3 (6 plies).
         assert_eq!(lichess_eval(score(-(MATE - 6)), Color::White), "#-3");
         assert_eq!(lichess_eval(score(-(MATE - 6)), Color::Black), "#3");
+    }
+}
+
+/// One position in Stockfish's plain text; `None` (left out) without a
+/// move.
+fn plain_record(
+    text: &mut String,
+    record: &GameRecord,
+    step: &Step<'_>,
+    label: &Label,
+) -> Option<()> {
+    let pos = step.pos;
+    let m = step.best.or(step.played)?;
+    let _ = write!(
+        text,
+        "fen {}\nmove {}\nscore {}\nply {}\nresult {}\ne\n",
+        pos.fen(),
+        move_to_uci(m, pos.is_chess960()),
+        label.score,
+        pos.game_ply(),
+        relative_result(record.result, pos.side_to_move())
+    );
+    Some(())
+}
+
+/// One position as an EPD line with `ce` (or `dm`), `bm`, `acd`, the lines
+/// of a multi-PV search in `c0`, and `id`.
+fn epd_line(text: &mut String, record: &GameRecord, step: &Step<'_>, label: &Label) -> Option<()> {
+    let pos = step.pos;
+    let _ = write!(text, "{} ", pos.epd());
+    match ScoreKind::from_score(i32::from(label.score)) {
+        ScoreKind::Cp(cp) => {
+            let _ = write!(text, "ce {cp}; ");
+        }
+        ScoreKind::Mate(n) => {
+            let _ = write!(text, "dm {n}; ");
+        }
+    }
+    if let Some(b) = step.best {
+        let _ = write!(text, "bm {}; ", pos.san(b));
+    }
+    if label.depth > 0 {
+        let _ = write!(text, "acd {}; ", label.depth);
+    }
+    let lines = multipv_lines(step, label);
+    if !lines.is_empty() {
+        let lines: Vec<String> = lines
+            .iter()
+            .map(|&(m, score)| format!("{} {}", pos.san(m), epd_score(score)))
+            .collect();
+        let _ = write!(text, "c0 \"multipv {}\"; ", lines.join(", "));
+    }
+    let _ = writeln!(text, "id \"game {} ply {}\";", record.index + 1, step.ply);
+    Some(())
+}
+
+/// The lines of a multi-PV search, best first, with their scores (empty
+/// for a label of one line).
+fn multipv_lines(step: &Step<'_>, label: &Label) -> Vec<(Move, i16)> {
+    let Some(best) = step.best.filter(|_| !label.alternatives.is_empty()) else {
+        return Vec::new();
+    };
+    let others = label.alternatives.lines().filter_map(|(i, s)| Some((move_at(step.pos, i)?, s)));
+    std::iter::once((best, label.score)).chain(others).collect()
+}
+
+/// A score as JSON: centipawns, or a mate distance.
+fn json_score(score: i16) -> (serde_json::Value, serde_json::Value) {
+    match ScoreKind::from_score(i32::from(score)) {
+        ScoreKind::Cp(cp) => (serde_json::Value::from(cp), serde_json::Value::Null),
+        ScoreKind::Mate(n) => (serde_json::Value::Null, serde_json::Value::from(n)),
+    }
+}
+
+/// One position as a JSON object on its own line.
+fn jsonl_line(
+    text: &mut String,
+    record: &GameRecord,
+    step: &Step<'_>,
+    label: &Label,
+) -> Option<()> {
+    let pos = step.pos;
+    let chess960 = pos.is_chess960();
+    let (score, mate) = json_score(label.score);
+    let mut v = serde_json::json!({
+        "game": record.index,
+        "ply": step.ply,
+        "fen": pos.fen(),
+        "score": score,
+        "mate": mate,
+        "best": step.best.map(|m| move_to_uci(m, chess960)),
+        "played": step.played.map(|m| move_to_uci(m, chess960)),
+        "depth": label.depth,
+        "result": result_text(record.result),
+    });
+    let lines = multipv_lines(step, label);
+    if !lines.is_empty() {
+        let line = |&(m, score): &(Move, i16)| {
+            let (cp, mate) = json_score(score);
+            serde_json::json!({"move": move_to_uci(m, chess960), "score": cp, "mate": mate})
+        };
+        v["multipv"] = serde_json::Value::from(lines.iter().map(line).collect::<Vec<_>>());
+    }
+    let _ = writeln!(text, "{v}");
+    Some(())
+}
+
+/// One position as bullet's 32-byte `ChessBoard` (White's score and
+/// result); `None` where the crate refuses it.
+fn bullet_board(
+    record: &GameRecord,
+    step: &Step<'_>,
+    label: &Label,
+) -> Option<bulletformat::ChessBoard> {
+    let pos = step.pos;
+    let stm = pos.side_to_move();
+    let bitboards = [
+        pos.pieces_of(Color::White).0,
+        pos.pieces_of(Color::Black).0,
+        pos.pieces_by_role(Role::Pawn).0,
+        pos.pieces_by_role(Role::Knight).0,
+        pos.pieces_by_role(Role::Bishop).0,
+        pos.pieces_by_role(Role::Rook).0,
+        pos.pieces_by_role(Role::Queen).0,
+        pos.pieces_by_role(Role::King).0,
+    ];
+    let white_score = if stm == Color::White { label.score } else { -label.score };
+    let white_result = match record.result {
+        2 => 1.0,
+        0 => 0.0,
+        _ => 0.5,
+    };
+    bulletformat::ChessBoard::from_raw(bitboards, stm as usize, white_score, white_result).ok()
+}
+
+/// Why an export stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    /// The file cannot be opened (a bad block is not an error: the export
+    /// writes what came before it and says so in its report).
+    #[error(transparent)]
+    Input(#[from] RecordError),
+    /// A game does not replay.
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// Writing failed.
+    #[error("writing the export")]
+    Write(#[from] std::io::Error),
+}
+
+/// What an export did.
+#[derive(Debug)]
+pub struct ExportReport {
+    /// Games read, records written, positions left out.
+    pub stats: ExportStats,
+    /// What the shaping rules dropped, when there were rules.
+    pub shaped: Option<ShapeStats>,
+    /// The file ended with its end marker.
+    pub complete: bool,
+    /// Blocks and games read (for the message of an incomplete file).
+    pub read: (u64, u64),
+    /// Reading stopped at this corrupt block.
+    pub corrupt: Option<RecordError>,
+}
+
+/// An export of a `.kbz` file into one format, shaped or not.
+pub struct Export {
+    file: PathBuf,
+    format: ExportFormat,
+    rules: Option<ShapeRules>,
+}
+
+impl Export {
+    /// The export of `file` as `format`; `rules` shape it (inactive rules
+    /// are the same as none).
+    pub fn new(file: PathBuf, format: ExportFormat, rules: Option<ShapeRules>) -> Export {
+        Export { file, format, rules: rules.filter(ShapeRules::is_active) }
+    }
+
+    /// Writes the export to `out`, block by block (the file is read twice
+    /// when the piece counts are resampled: once for the counts).
+    pub fn run<W: Write>(self, out: W) -> Result<ExportReport, ExportError> {
+        let mut shaper = self.rules.map(Shaper::new);
+        if let Some(shaper) = shaper.as_mut().filter(|s| s.needs_counts()) {
+            let mut reader = KbzReader::open(&self.file)?;
+            while let Some(Ok((_, _, block))) = reader.next_block() {
+                for g in &block {
+                    shaper.count(g)?;
+                }
+            }
+        }
+        let mut reader = KbzReader::open(&self.file)?;
+        let every = reader.header.options.labels_every_position();
+        let mut exporter = Exporter::new(self.format, out)?.with_analysis_tags(every);
+        let mut corrupt = None;
+        while let Some(next) = reader.next_block() {
+            match next {
+                Ok((_, _, block)) => {
+                    for g in &block {
+                        match shaper.as_mut() {
+                            Some(shaper) => exporter.game(&shaper.shape(g)?)?,
+                            None => exporter.game(g)?,
+                        }
+                    }
+                }
+                Err(e) => {
+                    corrupt = Some(e);
+                    break;
+                }
+            }
+        }
+        let stats = exporter.stats;
+        exporter.finish()?;
+        Ok(ExportReport {
+            stats,
+            shaped: shaper.map(|s| s.stats),
+            complete: reader.is_complete(),
+            read: reader.read_counts(),
+            corrupt,
+        })
     }
 }

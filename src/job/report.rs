@@ -13,16 +13,103 @@ use std::{
     collections::HashMap,
     fmt::Write as _,
     io::{self, Write},
+    path::PathBuf,
 };
 
 use crate::{
     analysis::{
-        Division, Eval, INITIAL_CP, Judgment, Phase,
-        game::{GameAnalysis, SideAnalysis, Totals},
+        Division, Eval, GameAnalysis, INITIAL_CP, Judgment, Phase, SideAnalysis, Totals, analyse,
     },
     chess::types::Color,
-    record::format::GameRecord,
+    record::{
+        format::{GameRecord, result_text},
+        reader::{KbzReader, RecordError},
+    },
 };
+
+/// What building a report tells its caller as it goes.
+pub trait ReportSink {
+    /// A file, a block or a game that is left out, or a warning about a
+    /// file (not every position labelled), with the file's name.
+    fn warning(&mut self, _message: &str) {}
+    /// A game summed up, in input order (the JSON lines' source).
+    fn game(&mut self, _summary: &GameSummary) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sink that hears nothing.
+impl ReportSink for () {}
+
+/// What reading the files for a report did.
+pub struct ReportRead {
+    /// The report.
+    pub report: Report,
+    /// Games with moves left without a label.
+    pub partial: u64,
+    /// A block or a game could not be read (what was read is in the
+    /// report).
+    pub failed: bool,
+}
+
+/// Reads `files` into a report whose page details its first `games_shown`
+/// games; each game is analysed (see [`crate::analysis::analyse`])
+/// and handed to the sink.
+pub fn report_files(
+    files: &[PathBuf],
+    games_shown: usize,
+    sink: &mut dyn ReportSink,
+) -> Result<ReportRead, ReportError> {
+    let mut read = ReportRead { report: Report::new(games_shown), partial: 0, failed: false };
+    for path in files {
+        let mut reader = KbzReader::open(path)?;
+        let name = path.display().to_string();
+        if !reader.header.options.labels_every_position() {
+            sink.warning(&format!(
+                "{name}: not every position is labelled: judgments are missing where labels \
+                 are, and totals count only labelled moves"
+            ));
+        }
+        while let Some(next) = reader.next_block() {
+            let block = match next {
+                Ok((_, _, block)) => block,
+                Err(e) => {
+                    // What was read stays in the report; the rest of this
+                    // file cannot be trusted.
+                    sink.warning(&e.to_string());
+                    read.failed = true;
+                    break;
+                }
+            };
+            for record in &block {
+                let analysis = match analyse(record) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        sink.warning(&format!("{name}: game {}: {e}", record.index + 1));
+                        read.failed = true;
+                        continue;
+                    }
+                };
+                if analysis.unlabelled > 0 {
+                    read.partial += 1;
+                }
+                sink.game(&read.report.add(&name, record, &analysis))?;
+            }
+        }
+    }
+    Ok(read)
+}
+
+/// Why a report could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// A file cannot be opened.
+    #[error(transparent)]
+    Input(#[from] RecordError),
+    /// The sink failed.
+    #[error(transparent)]
+    Sink(#[from] io::Error),
+}
 
 /// One game's summary: who played, the result, and each side's totals,
 /// overall and per phase. A JSON line of the report.
@@ -191,15 +278,6 @@ pub struct Report {
     games_shown: usize,
     /// Games summed up.
     pub games: u64,
-}
-
-fn result_text(code: u8) -> &'static str {
-    match code {
-        0 => "0-1",
-        1 => "1/2-1/2",
-        2 => "1-0",
-        _ => "*",
-    }
 }
 
 impl Report {

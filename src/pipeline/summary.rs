@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::{
     io::source::{Compression, Format},
-    pipeline::replay::{ChunkOutcome, RejectKind},
+    pipeline::replayer::{ChunkOutcome, RejectKind},
 };
 
 /// One input's part of a summary.
@@ -111,16 +111,30 @@ impl Summary {
         rate(self.bytes as f64 / 1e6, self.seconds)
     }
 
+    /// The summary with its rates, to serialize as one JSON object.
+    pub fn with_rates(&self) -> SummaryWithRates<'_> {
+        SummaryWithRates {
+            summary: self,
+            games_per_second: self.games_per_second(),
+            plies_per_second: self.plies_per_second(),
+            mb_per_second: self.mb_per_second(),
+        }
+    }
+
     /// The summary as one JSON object, rates included.
     pub fn to_json(&self) -> String {
-        let mut value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
-        if let serde_json::Value::Object(map) = &mut value {
-            map.insert("games_per_second".into(), self.games_per_second().into());
-            map.insert("plies_per_second".into(), self.plies_per_second().into());
-            map.insert("mb_per_second".into(), self.mb_per_second().into());
-        }
-        value.to_string()
+        serde_json::to_string(&self.with_rates()).unwrap_or_default()
     }
+}
+
+/// A [`Summary`] and its rates, serialized as one object.
+#[derive(Serialize)]
+pub struct SummaryWithRates<'a> {
+    #[serde(flatten)]
+    summary: &'a Summary,
+    games_per_second: f64,
+    plies_per_second: f64,
+    mb_per_second: f64,
 }
 
 fn kind_name(kind: RejectKind) -> &'static str {

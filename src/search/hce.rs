@@ -10,11 +10,11 @@
 //!   files), rooks on open files, threats and hanging pieces, and tempo.
 //!
 //! Every term is a weight times a count, so the evaluation is linear in its
-//! weights ([`WEIGHTS`], tuned by `kibitz tune`, see [`crate::search::tune`]):
+//! weights ([`WEIGHTS`], tuned by `kibitz tune`, see [`crate::search::texel`]):
 //! the same code, run with a [`Trace`], gives the tuner each term's count.
 //!
 //! ```
-//! use kibitz::{Position, search::eval::{evaluate, EvalTables}};
+//! use kibitz::{EvalTables, Position, evaluate};
 //!
 //! let mut tables = EvalTables::new();
 //! let pos = Position::startpos();
@@ -27,7 +27,7 @@ use crate::{
         attacks::{bishop_attacks, king_attacks, knight_attacks, rook_attacks},
         bitboard::Bitboard,
         position::Position,
-        psqt::{self, Score},
+        psqt::{self, Tapered},
         types::{ByColor, Color, File, Rank, Role, Square},
     },
     search::weights::WEIGHTS,
@@ -150,7 +150,7 @@ pub fn phase(pos: &Position) -> i32 {
 #[derive(Clone, Copy, Default)]
 struct PawnEntry {
     key: u64,
-    score: Score,
+    score: Tapered,
     passed: ByColor<Bitboard>,
     attacks: ByColor<Bitboard>,
 }
@@ -160,7 +160,7 @@ struct PawnEntry {
 #[derive(Clone, Copy, Default)]
 struct MaterialEntry {
     key: u64,
-    score: Score,
+    score: Tapered,
     /// Endgame scale factor (of 64) when White / Black is the stronger side.
     scale: ByColor<u8>,
     /// One bishop each and no other pieces: the ending is drawish when the
@@ -201,12 +201,12 @@ impl EvalTables {
 }
 
 #[inline(always)]
-fn weight(term: Term) -> Score {
+fn weight(term: Term) -> Tapered {
     WEIGHTS[term as usize]
 }
 
 #[inline(always)]
-fn add<T: Trace>(trace: &mut T, score: &mut Score, term: Term, count: i32) {
+fn add<T: Trace>(trace: &mut T, score: &mut Tapered, term: Term, count: i32) {
     trace.add(term, count);
     let w = weight(term);
     score.mg += w.mg * count;
@@ -246,8 +246,8 @@ fn adjacent_files(file: File) -> Bitboard {
 }
 
 /// Pawn structure of both sides: score and passed pawns.
-fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<Bitboard>) {
-    let mut score = Score::ZERO;
+fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Tapered, ByColor<Bitboard>) {
+    let mut score = Tapered::ZERO;
     let mut passed = ByColor::<Bitboard>::default();
     for color in Color::ALL {
         let ours = pos.pieces(color, Role::Pawn);
@@ -311,8 +311,8 @@ fn evaluate_pawns<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<Bi
 /// Material configuration: bishop pair and the endgame scale factors, from
 /// the piece counts alone (so that the material table can cache them), and
 /// whether the pieces are one bishop each (see [`scale_factor`]).
-fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Score, ByColor<u8>, bool) {
-    let mut score = Score::ZERO;
+fn evaluate_material<T: Trace>(pos: &Position, trace: &mut T) -> (Tapered, ByColor<u8>, bool) {
+    let mut score = Tapered::ZERO;
     for color in Color::ALL {
         if pos.pieces(color, Role::Bishop).count() >= 2 {
             add(trace, &mut score, Term::BishopPair, signed(color, 1));
@@ -414,8 +414,8 @@ pub fn evaluate_traced<T: Trace>(pos: &Position, tables: &mut EvalTables, trace:
 }
 
 /// Mobility, king safety, rooks on files, threats, passed pawns' paths.
-fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -> Score {
-    let mut score = Score::ZERO;
+fn evaluate_pieces<T: Trace>(pos: &Position, pawns: &PawnEntry, trace: &mut T) -> Tapered {
+    let mut score = Tapered::ZERO;
     let occupied = pos.occupied();
     // Attack maps: all attacks, and attacks by minor pieces, per color.
     let mut attacked = ByColor::<Bitboard>::default();

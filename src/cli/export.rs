@@ -1,0 +1,136 @@
+//! `kibitz export`: a `.kbz` file in another format, shaped or not.
+
+use std::{
+    fs::File,
+    io::{BufWriter, Write},
+    path::PathBuf,
+    process::ExitCode,
+};
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use kibitz::{Export, ExportFormat, ShapeRules, parse_piece_count_weights};
+
+/// `--format` of `export`.
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum ExportFormatArg {
+    /// Annotated PGN.
+    Pgn,
+    /// Stockfish's `.plain` text.
+    Plain,
+    /// EPD with `ce`/`dm`, `bm`, `acd`.
+    Epd,
+    /// JSON lines.
+    Jsonl,
+    /// bullet's 32-byte ChessBoard.
+    Bullet,
+    /// Stockfish's binpack.
+    Binpack,
+}
+
+impl From<ExportFormatArg> for ExportFormat {
+    fn from(f: ExportFormatArg) -> ExportFormat {
+        match f {
+            ExportFormatArg::Pgn => ExportFormat::Pgn,
+            ExportFormatArg::Plain => ExportFormat::Plain,
+            ExportFormatArg::Epd => ExportFormat::Epd,
+            ExportFormatArg::Jsonl => ExportFormat::Jsonl,
+            ExportFormatArg::Bullet => ExportFormat::Bullet,
+            ExportFormatArg::Binpack => ExportFormat::Binpack,
+        }
+    }
+}
+
+/// Arguments of `kibitz export`.
+#[derive(Args, Debug)]
+pub struct ExportArgs {
+    /// A `.kbz` file.
+    file: PathBuf,
+    /// The format to write.
+    #[arg(long, value_enum)]
+    format: ExportFormatArg,
+    /// Write here (default: standard output).
+    #[arg(long, short = 'o')]
+    output: Option<PathBuf>,
+    /// Shaping: leave out scores beyond ±N centipawns, and mates.
+    #[arg(long, value_name = "N", help_heading = "Shaping (every format)")]
+    max_score: Option<i32>,
+    /// Shaping: leave out positions whose game's result has a probability
+    /// below P (0 to 1) under nnue-pytorch's win-rate model of the score
+    /// and ply (its loader skips them at random; this is deterministic).
+    #[arg(long, value_name = "P", help_heading = "Shaping (every format)")]
+    wdl_consistency: Option<f64>,
+    /// Shaping: resample to a distribution of piece counts:
+    /// `nnue-pytorch` (its loader's target, 2 - ((n - 16) / 16)^2),
+    /// `uniform`, or 33 comma-separated weights for 0 to 32 pieces. Reads
+    /// the file twice.
+    #[arg(long, value_name = "WEIGHTS", help_heading = "Shaping (every format)")]
+    piece_count_weights: Option<String>,
+    /// Seed of the piece-count resampling.
+    #[arg(long, default_value_t = 0, help_heading = "Shaping (every format)")]
+    seed: u64,
+}
+
+impl ExportArgs {
+    fn shape_rules(&self) -> Result<ShapeRules> {
+        if let Some(p) = self.wdl_consistency
+            && !(0.0..=1.0).contains(&p)
+        {
+            bail!("--wdl-consistency {p}: a probability from 0 to 1");
+        }
+        if let Some(n) = self.max_score
+            && n < 0
+        {
+            bail!("--max-score {n}: centipawns, 0 or more");
+        }
+        let weights = self
+            .piece_count_weights
+            .as_deref()
+            .map(|list| {
+                parse_piece_count_weights(list).with_context(|| {
+                    format!(
+                        "--piece-count-weights {list}: nnue-pytorch, uniform, or 33 weights (0 \
+                         to 32 pieces), none negative"
+                    )
+                })
+            })
+            .transpose()?;
+        Ok(ShapeRules {
+            max_score: self.max_score,
+            wdl_consistency: self.wdl_consistency,
+            piece_count_weights: weights,
+            seed: self.seed,
+        })
+    }
+}
+
+/// Runs `kibitz export`, block by block.
+pub fn run(args: ExportArgs) -> Result<ExitCode> {
+    if let Some(output) = &args.output {
+        super::refuse_output_over_input(output, std::slice::from_ref(&args.file))?;
+    }
+    let job = Export::new(args.file.clone(), args.format.into(), Some(args.shape_rules()?));
+    let out: Box<dyn Write> = match &args.output {
+        Some(p) => Box::new(BufWriter::with_capacity(
+            1 << 20,
+            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
+        )),
+        None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
+    };
+    let report = job.run(out)?;
+    if let Some(s) = report.shaped {
+        eprintln!(
+            "kibitz: shaping: {} labels read, {} kept; left out: {} by --max-score, {} by \
+             --wdl-consistency, {} by --piece-count-weights",
+            s.labels, s.kept, s.max_score, s.wdl_consistency, s.piece_count
+        );
+    }
+    if args.output.is_some() {
+        let s = report.stats;
+        eprintln!(
+            "kibitz: {} games, {} records written, {} positions without a move left out",
+            s.games, s.written, s.skipped
+        );
+    }
+    Ok(super::end_of_reading(&args.file, report.complete, report.corrupt.as_ref(), report.read))
+}

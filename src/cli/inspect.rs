@@ -1,0 +1,115 @@
+//! `kibitz inspect`: a `.kbz` file's header, counts, sizes and score
+//! histogram, every block's checksum checked.
+
+use std::{io::Write, path::PathBuf, process::ExitCode};
+
+use anyhow::Result;
+use clap::Args;
+use kibitz::{Inspection, LabelSource, inspect};
+
+/// Arguments of `kibitz inspect`.
+#[derive(Args, Debug)]
+pub struct InspectArgs {
+    /// A `.kbz` file.
+    file: PathBuf,
+    /// Print the summary as JSON.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `kibitz inspect`. Exit code 1 if a block is corrupt or the file is
+/// incomplete.
+pub fn run(args: InspectArgs) -> Result<ExitCode> {
+    let i = inspect(&args.file)?;
+    let mut out = super::stdout();
+    if args.json {
+        let mut v = serde_json::to_value(&i)?;
+        v["file"] = args.file.display().to_string().into();
+        v["bytes_per_label"] = (i.bytes as f64 / i.labels.max(1) as f64).into();
+        writeln!(out, "{v}")?;
+    } else {
+        print_header(&mut out, &args, &i)?;
+        print_counts(&mut out, &i)?;
+    }
+    Ok(super::end_of_reading(&args.file, i.complete, i.corrupt.as_ref(), (i.blocks, i.games)))
+}
+
+fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Result<()> {
+    let h = &i.header;
+    let o = &h.options;
+    writeln!(out, "file      {} ({} bytes)", args.file.display(), i.bytes)?;
+    writeln!(out, "format    kbz version {}, written by kibitz {}", h.version, h.kibitz_version)?;
+    let engine = if o.engine.is_empty() { String::new() } else { format!(", engine {}", o.engine) };
+    writeln!(
+        out,
+        "labels    {:?}, depth {}, nodes {}, hash {} MiB{engine}",
+        o.label, o.depth, o.nodes, o.hash_mib
+    )?;
+    match (o.label, o.net.is_empty()) {
+        (LabelSource::Search, true) => writeln!(out, "eval      hand-written")?,
+        (_, false) => writeln!(out, "eval      NNUE {} (sha256 {})", o.net, o.net_sha256)?,
+        _ => {}
+    }
+    writeln!(
+        out,
+        "select    skip {} plies, skip check {}, skip captures {}, sample {:.6} (seed {}), dedup \
+         {}, shard {}/{}",
+        o.skip_plies,
+        o.skip_check,
+        o.skip_captures,
+        f64::from(o.sample_ppm) / 1e6,
+        o.seed,
+        o.dedup,
+        o.shard.0,
+        o.shard.1
+    )?;
+    if o.pv_plies > 0 {
+        writeln!(out, "variation up to {} plies per label", o.pv_plies)?;
+    }
+    if !o.relabelled_from.is_empty() {
+        writeln!(out, "relabels  {}", o.relabelled_from)?;
+    }
+    if o.multipv > 1 {
+        writeln!(out, "multipv   {} best moves per position, each with its score", o.multipv)?;
+    }
+    if !o.filter.is_empty() {
+        writeln!(out, "games     filtered by {}", super::annotate::describe_filter(&o.filter))?;
+    }
+    for input in &h.inputs {
+        writeln!(out, "input     {} ({} bytes)", input.name, input.size)?;
+    }
+    Ok(())
+}
+
+fn print_counts(out: &mut impl Write, i: &Inspection) -> Result<()> {
+    let end = if i.complete {
+        "end marker present, its counts match"
+    } else if i.corrupt.is_some() {
+        "reading stopped at a corrupt block"
+    } else {
+        "NO END MARKER: incomplete (interrupted run; continue with --resume)"
+    };
+    writeln!(out, "blocks    {}, every checksum verified; {end}", i.blocks)?;
+    let range = match (i.first_game, i.last_game) {
+        (Some(a), Some(b)) => format!(" (input game indices {a} to {b})"),
+        _ => String::new(),
+    };
+    writeln!(
+        out,
+        "games     {}{range}, {} moves, {} chains replayed",
+        i.games, i.moves, i.chains_valid
+    )?;
+    writeln!(
+        out,
+        "positions {} labelled ({} mate scores), {:.2} bytes each",
+        i.labels,
+        i.mate_labels,
+        i.bytes as f64 / i.labels.max(1) as f64
+    )?;
+    let max = i.histogram.values().copied().max().unwrap_or(1).max(1);
+    for (bucket, n) in &i.histogram {
+        let bar = "#".repeat((n * 50 / max) as usize);
+        writeln!(out, "  {:>+6} {:>9} {bar}", bucket, n)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,389 @@
+//! Relabelling: the positions a data set already labels, labelled again by
+//! another labeller (the built-in search with or without a net, or an
+//! engine), the games kept as chains so that the output stays as compact as
+//! the input. Inputs are `.kbz` files, Stockfish binpack files (whose
+//! chains become games) and Stockfish plain files (whose records chain when
+//! one's move leads to the next one's position); the output is a `.kbz`
+//! whose header names both the new labeller and the old one. (EPD inputs
+//! are positions: `annotate` labels them as it does any EPD.)
+//!
+//! Each game is labelled by one worker, starting a new game for its
+//! labeller, so the output is the same bytes whatever the thread count.
+
+use std::path::{Path, PathBuf};
+
+use crate::{
+    chess::mv::Move,
+    job::annotate::{AnnotateError, AnnotateSettings, Annotation},
+    label::{LabelContext, Labeller, LabellerPool, search::SearchLabeller},
+    record::{
+        chain::{ChainError, walk},
+        format::{
+            Alternatives, GameRecord, Header, Label, LabelSource, PackedBoard, Pv, label_score,
+            move_index,
+        },
+        import::{binpack_games, plain_games},
+        reader::{KbzReader, RecordError},
+        writer::{BlockLimits, BlockWriter, KbzWriter},
+    },
+};
+
+/// What a relabelling did.
+#[derive(Clone, Debug, Default, serde::Serialize)]
+pub struct RelabelReport {
+    /// Games read (and written).
+    pub games: u64,
+    /// Labels read.
+    pub labels: u64,
+    /// Labels the new labeller gave (the rest are left out).
+    pub relabelled: u64,
+    /// Labels the new labeller could not give (an engine failure).
+    pub failed: u64,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// The output's header.
+    pub header: Option<Header>,
+}
+
+/// An input of a relabelling.
+#[derive(Clone, Debug)]
+pub enum RelabelInput {
+    /// A `.kbz` file.
+    Kbz(PathBuf),
+    /// A Stockfish binpack file.
+    Binpack(PathBuf),
+    /// A Stockfish plain file (`fen`, `move`, `score`, `ply`, `result`,
+    /// `e`); a record whose position follows the previous one's move
+    /// continues its game.
+    Plain(PathBuf),
+}
+
+impl RelabelInput {
+    /// The input a file is: binpack by its extension, `.kbz` by its
+    /// extension (an error if it does not open) or by its header; `None` for
+    /// anything else (PGN, EPD: the annotate pipeline's).
+    pub fn detect(path: &Path) -> Result<Option<RelabelInput>, RecordError> {
+        if path.extension().is_some_and(|e| e == "binpack") {
+            return Ok(Some(RelabelInput::Binpack(path.to_path_buf())));
+        }
+        let mut head = [0u8; 4];
+        if std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && &head == b"fen "
+        {
+            return Ok(Some(RelabelInput::Plain(path.to_path_buf())));
+        }
+        let kbz = KbzReader::open(path).map(|_| RelabelInput::Kbz(path.to_path_buf()));
+        if path.extension().is_some_and(|e| e == "kbz") {
+            return kbz.map(Some);
+        }
+        Ok(kbz.ok())
+    }
+
+    fn describe(&self) -> Result<String, RecordError> {
+        Ok(match self {
+            RelabelInput::Kbz(p) => {
+                let o = KbzReader::open(p)?.header.options;
+                let what = match o.label {
+                    LabelSource::Search if o.nodes > 0 => format!("search, {} nodes", o.nodes),
+                    LabelSource::Search => format!("search, depth {}", o.depth),
+                    LabelSource::PgnEval => "[%eval] of the games".to_string(),
+                    LabelSource::Engine => o.engine.clone(),
+                };
+                let net = if o.net.is_empty() { String::new() } else { format!(", net {}", o.net) };
+                format!("{}: {what}{net}", p.display())
+            }
+            RelabelInput::Binpack(p) => format!("{}: binpack scores", p.display()),
+            RelabelInput::Plain(p) => format!("{}: plain scores", p.display()),
+        })
+    }
+}
+
+/// Counts of one worker's games.
+#[derive(Default)]
+struct Counts {
+    labels: u64,
+    relabelled: u64,
+    failed: u64,
+    nodes: u64,
+}
+
+/// One game relabelled: the same plies, the new labeller's labels.
+fn relabel_game(
+    labeller: &mut dyn Labeller,
+    record: &GameRecord,
+    pv_plies: usize,
+    counts: &mut Counts,
+) -> Result<GameRecord, ChainError> {
+    let start =
+        PackedBoard::unpack(&record.start).ok_or(ChainError::BadStart { game: record.index })?;
+    let start_fen = start.fen();
+    labeller.new_game(start.is_chess960());
+    let mut made: Vec<Move> = Vec::with_capacity(record.moves.len());
+    let mut out = record.clone();
+    out.labels.clear();
+    walk(record, |step| {
+        if step.label.is_some() {
+            counts.labels += 1;
+            let mut pos = step.pos.clone();
+            let ctx = LabelContext {
+                game: record.index,
+                ply: step.ply,
+                start_fen: &start_fen,
+                moves: &made,
+            };
+            match labeller.label(&mut pos, &ctx) {
+                Some(l) => {
+                    counts.relabelled += 1;
+                    counts.nodes += l.nodes;
+                    let best = l.best.and_then(|m| move_index(&pos, m)).unwrap_or(255);
+                    let pv = match l.best {
+                        Some(b) if pv_plies > 0 => {
+                            let line = if l.pv.first() == Some(&b) { &l.pv[..] } else { &[b][..] };
+                            Pv::from_moves(&pos, line, pv_plies)
+                        }
+                        _ => Pv::default(),
+                    };
+                    let alternatives: Vec<(u8, i16)> = l
+                        .alternatives
+                        .iter()
+                        .filter_map(|&(m, s)| Some((move_index(&pos, m)?, label_score(s))))
+                        .collect();
+                    out.labels.push(Label {
+                        ply: step.ply.min(u16::MAX as usize) as u16,
+                        score: label_score(l.score),
+                        best,
+                        depth: l.depth,
+                        pv,
+                        alternatives: Alternatives::new(&alternatives),
+                    });
+                }
+                None => counts.failed += 1,
+            }
+        }
+        if let Some(m) = step.played {
+            made.push(m);
+        }
+    })?;
+    Ok(out)
+}
+
+/// What a relabelling tells its caller as it goes.
+pub trait RelabelSink {
+    /// Games relabelled and written so far.
+    fn progress(&mut self, _games: u64) {}
+}
+
+/// A sink that hears nothing.
+impl RelabelSink for () {}
+
+/// A relabelling: the inputs' positions labelled again by the labeller of
+/// an annotate job (its selection settings do not apply: the positions are
+/// the inputs'), into the job's output.
+pub struct Relabel {
+    inputs: Vec<RelabelInput>,
+    output: PathBuf,
+    replace: bool,
+    settings: AnnotateSettings,
+    header: Header,
+    searchers: Vec<SearchLabeller>,
+}
+
+/// A batch of games, numbered in input order, on its way to a worker or
+/// back.
+type Batch<T> = (u64, T);
+
+impl Relabel {
+    /// The relabelling of `inputs` with `job`'s labeller, settings and
+    /// output; the header names both the new labeller and the old ones.
+    pub fn new(job: Annotation, inputs: Vec<RelabelInput>) -> Result<Relabel, AnnotateError> {
+        let (_, output, replace, settings, mut header, searchers) = job.into_parts();
+        let described: Vec<String> = inputs
+            .iter()
+            .map(|i| i.describe())
+            .collect::<Result<_, _>>()
+            .map_err(AnnotateError::Input)?;
+        header.options.relabelled_from = described.join("; ");
+        Ok(Relabel { inputs, output, replace, settings, header, searchers })
+    }
+
+    /// Runs it: a reader sends batches of games to the workers, and the
+    /// batches come back to be written in input order. A relabelling does
+    /// not continue: its output appears only once whole.
+    pub fn run(self, sink: &mut dyn RelabelSink) -> Result<RelabelReport, AnnotateError> {
+        let output_error = |source| AnnotateError::Output { path: self.output.clone(), source };
+        let file = KbzWriter::create_whole(&self.output, &self.header, self.replace)
+            .map_err(output_error)?;
+        let mut writer = BlockWriter::new(file, BlockLimits::of(&self.header));
+        let threads = self.settings.threads.max(1);
+        let pv_plies = self.header.options.pv_plies as usize;
+        let pool = LabellerPool::new(self.settings.label.engine(), self.searchers);
+        let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Batch<Vec<GameRecord>>>(threads * 2);
+        // Batches between the reader and the writer, queued, being labelled
+        // or waiting for an earlier one: at most this many, so that a slow
+        // batch does not let the other workers fill memory with the ones
+        // after it.
+        let in_flight = threads * 4;
+        let (permit_tx, permit_rx) = crossbeam_channel::bounded::<()>(in_flight);
+        for _ in 0..in_flight {
+            let _ = permit_tx.send(());
+        }
+        let (done_tx, done_rx) = crossbeam_channel::unbounded::<Batch<Labelled>>();
+        let mut report = RelabelReport::default();
+        let batch_games = self.header.options.block_games.max(1) as usize;
+        let inputs = &self.inputs;
+        let result = std::thread::scope(|scope| {
+            for _ in 0..threads {
+                let (jobs, done, pool) = (jobs_rx.clone(), done_tx.clone(), &pool);
+                scope.spawn(move || label_batches(pool.take(), pv_plies, jobs, done));
+            }
+            drop(done_tx);
+            let reader = scope.spawn(move || {
+                let mut send = |batch: u64, games: Vec<GameRecord>| {
+                    permit_rx.recv().is_ok() && jobs_tx.send((batch, games)).is_ok()
+                };
+                read_batches(inputs, batch_games, &mut send)
+            });
+            let written = write_in_order(done_rx, &permit_tx, &mut writer, &mut report, sink)
+                .map_err(|e| match e {
+                    WriteFailure::Output(e) => output_error(e),
+                    WriteFailure::Chain(e) => AnnotateError::Chain(e),
+                });
+            let read = reader.join().expect("the reader does not panic");
+            written.and(read)
+        });
+        match result {
+            Ok(()) => {
+                report.bytes_written = writer.finish().map_err(output_error)?;
+                report.header = Some(self.header);
+                Ok(report)
+            }
+            Err(e) => {
+                // A failed relabelling leaves nothing that looks finished.
+                writer.abandon();
+                Err(e)
+            }
+        }
+    }
+}
+
+/// What a worker sends back: a batch's games relabelled and their counts.
+type Labelled = Result<(Vec<GameRecord>, Counts), ChainError>;
+
+/// A worker: batches in, relabelled batches out, until the reader is done.
+fn label_batches(
+    mut labeller: Box<dyn Labeller>,
+    pv_plies: usize,
+    jobs: crossbeam_channel::Receiver<Batch<Vec<GameRecord>>>,
+    done: crossbeam_channel::Sender<Batch<Labelled>>,
+) {
+    for (batch, games) in jobs.iter() {
+        let mut counts = Counts::default();
+        let out: Result<Vec<GameRecord>, ChainError> = games
+            .iter()
+            .map(|g| relabel_game(labeller.as_mut(), g, pv_plies, &mut counts))
+            .collect();
+        if done.send((batch, out.map(|o| (o, counts)))).is_err() {
+            break;
+        }
+    }
+}
+
+/// The reader: every input's games, numbered again from 0 across the
+/// inputs, in batches of `batch_games` given to `send` in order (`false`
+/// from `send`: stop).
+fn read_batches(
+    inputs: &[RelabelInput],
+    batch_games: usize,
+    send: &mut dyn FnMut(u64, Vec<GameRecord>) -> bool,
+) -> Result<(), AnnotateError> {
+    let mut batch = 0u64;
+    let mut pending: Vec<GameRecord> = Vec::with_capacity(batch_games);
+    let mut index = 0u64;
+    let mut stopped = false;
+    let mut take = |mut g: GameRecord| {
+        if stopped {
+            return;
+        }
+        g.index = index;
+        index += 1;
+        pending.push(g);
+        if pending.len() >= batch_games {
+            stopped = !send(batch, std::mem::take(&mut pending));
+            batch += 1;
+        }
+    };
+    for input in inputs {
+        match input {
+            RelabelInput::Kbz(p) => {
+                let mut r = KbzReader::open(p).map_err(AnnotateError::Input)?;
+                while let Some(block) = r.next_block() {
+                    block.map_err(AnnotateError::Input)?.2.into_iter().for_each(&mut take);
+                }
+            }
+            RelabelInput::Plain(p) => {
+                plain_games(p, 0, &mut take).map_err(AnnotateError::Input)?;
+            }
+            RelabelInput::Binpack(p) => {
+                binpack_games(p, 0, &mut take).map_err(AnnotateError::Input)?;
+            }
+        }
+    }
+    if !stopped && !pending.is_empty() {
+        send(batch, pending);
+    }
+    Ok(())
+}
+
+/// Why the writer stopped.
+enum WriteFailure {
+    /// The output could not be written.
+    Output(std::io::Error),
+    /// A game did not replay.
+    Chain(ChainError),
+}
+
+/// The writer: batches back in input order, their games through the block
+/// writer; a permit goes back to the reader for each batch written.
+fn write_in_order(
+    done: crossbeam_channel::Receiver<Batch<Labelled>>,
+    permits: &crossbeam_channel::Sender<()>,
+    writer: &mut BlockWriter,
+    report: &mut RelabelReport,
+    sink: &mut dyn RelabelSink,
+) -> Result<(), WriteFailure> {
+    let mut next = 0u64;
+    let mut waiting = std::collections::BTreeMap::new();
+    let mut failure = None;
+    for (batch, out) in done.iter() {
+        waiting.insert(batch, out);
+        while let Some(out) = waiting.remove(&next) {
+            next += 1;
+            let _ = permits.try_send(());
+            if failure.is_some() {
+                continue;
+            }
+            match out {
+                Ok((games, counts)) => {
+                    report.labels += counts.labels;
+                    report.relabelled += counts.relabelled;
+                    report.failed += counts.failed;
+                    report.nodes += counts.nodes;
+                    for g in games {
+                        report.games += 1;
+                        if let Err(e) = writer.push(g) {
+                            failure = Some(WriteFailure::Output(e));
+                            break;
+                        }
+                    }
+                    sink.progress(report.games);
+                }
+                Err(e) => failure = Some(WriteFailure::Chain(e)),
+            }
+        }
+    }
+    failure.map_or(Ok(()), Err)
+}

@@ -1,0 +1,167 @@
+//! Labellers: what gives a position its score and best move. The built-in
+//! search ([`search::SearchLabeller`]) and an external UCI engine
+//! ([`engine::EngineLabeller`]) implement [`Labeller`]; the annotate and
+//! relabel jobs call it for every position they select.
+
+use std::sync::Mutex;
+
+use crate::{
+    chess::{mv::Move, position::Position},
+    label::{
+        engine::{EngineConfig, EngineLabeller},
+        search::SearchLabeller,
+    },
+};
+
+pub mod engine;
+pub mod search;
+
+/// Where a position stands: its game and ply, and the game so far (an
+/// external engine is given the moves, so it knows the history).
+pub struct LabelContext<'a> {
+    /// The game's index.
+    pub game: u64,
+    /// The position's ply in the game.
+    pub ply: usize,
+    /// The game's start position as FEN.
+    pub start_fen: &'a str,
+    /// The moves from the start to this position.
+    pub moves: &'a [Move],
+}
+
+/// What a labeller found for a position.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Labelled {
+    /// The score, side to move's view (centipawns or a mate score).
+    pub score: i32,
+    /// The best move, if known.
+    pub best: Option<Move>,
+    /// The depth searched.
+    pub depth: u8,
+    /// Nodes searched.
+    pub nodes: u64,
+    /// The principal variation from the position (may be empty).
+    pub pv: Vec<Move>,
+    /// The next best moves with their scores, best first (a multi-PV
+    /// search; empty otherwise).
+    pub alternatives: Vec<(Move, i32)>,
+}
+
+/// Labels positions for a worker: the built-in search, or an external
+/// engine ([`crate::EngineLabeller`]).
+pub trait Labeller {
+    /// Called at the start of each game (clear what carries over).
+    fn new_game(&mut self, chess960: bool);
+    /// The label of `pos`, or `None` when it cannot be labelled.
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled>;
+    /// Problems met (positions it failed to label), drained by the caller.
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
+        Vec::new()
+    }
+    /// Why the labeller cannot go on (an engine that fails position after
+    /// position), if so: the run must stop.
+    fn gave_up(&self) -> Option<Cause> {
+        None
+    }
+}
+
+/// The error behind a failure, shared (failures are counted, copied into
+/// summaries and printed).
+pub type Cause = std::sync::Arc<dyn std::error::Error + Send + Sync>;
+
+/// A position a labeller could not label.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("ply {ply}: {cause}")]
+pub struct LabelFailure {
+    /// The position's ply in its game.
+    pub ply: usize,
+    /// Why.
+    pub cause: Cause,
+}
+
+/// A failure located in the input: file, game (numbered from 1) and the
+/// byte offset where the game starts. Serialized as its message.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{file}: game {game} at byte {offset}, {failure}")]
+pub struct LocatedFailure {
+    /// The input's name.
+    pub file: String,
+    /// The game, numbered from 1 across the inputs.
+    pub game: u64,
+    /// The byte offset of the game in its input.
+    pub offset: u64,
+    /// What failed.
+    pub failure: LabelFailure,
+}
+
+impl serde::Serialize for LocatedFailure {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A labeller that gave up, where: the run must stop before this game.
+#[derive(Clone, Debug, thiserror::Error)]
+#[error("{file}: game {game} at byte {offset}: {cause}")]
+pub struct GaveUp {
+    /// The input's name.
+    pub file: String,
+    /// The game, numbered from 1 across the inputs.
+    pub game: u64,
+    /// The byte offset of the game in its input.
+    pub offset: u64,
+    /// Why.
+    pub cause: Cause,
+}
+
+impl Labeller for Box<dyn Labeller> {
+    fn new_game(&mut self, chess960: bool) {
+        (**self).new_game(chess960);
+    }
+
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
+        (**self).label(pos, ctx)
+    }
+
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
+        (**self).take_failures()
+    }
+
+    fn gave_up(&self) -> Option<Cause> {
+        (**self).gave_up()
+    }
+}
+
+/// Hands each worker thread its labeller: one of the built-in searchers
+/// allocated up front (one per worker, so that a table the machine cannot
+/// give fails before anything is written), or a new process of the engine.
+pub struct LabellerPool {
+    engine: Option<EngineConfig>,
+    searchers: Mutex<Vec<SearchLabeller>>,
+}
+
+impl LabellerPool {
+    /// A pool of `searchers`, or of processes of `engine` when given.
+    pub fn new(engine: Option<EngineConfig>, searchers: Vec<SearchLabeller>) -> LabellerPool {
+        LabellerPool { engine, searchers: Mutex::new(searchers) }
+    }
+
+    /// A worker's labeller.
+    ///
+    /// # Panics
+    ///
+    /// When more labellers are taken than searchers were given (a worker
+    /// too many: a bug of the caller).
+    pub fn take(&self) -> Box<dyn Labeller> {
+        match &self.engine {
+            Some(c) => Box::new(EngineLabeller::new(c.clone())),
+            None => Box::new(
+                self.searchers
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .pop()
+                    .expect("a searcher per worker"),
+            ),
+        }
+    }
+}

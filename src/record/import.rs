@@ -1,0 +1,172 @@
+//! Other programs' training data read as game records: Stockfish's binpack
+//! (its chains become games) and plain text (a record whose position
+//! follows the previous one's move continues its game), each position
+//! labelled with the file's score and its move played as best move.
+
+use std::path::Path;
+
+use crate::{
+    chess::{position::Position, types::Color},
+    record::{
+        format::{Alternatives, GameRecord, Label, PackedBoard, Pv, label_score, move_index},
+        reader::RecordError,
+    },
+};
+
+/// The games of a binpack file, its chains as games (numbered from
+/// `first`), each entry's position labelled with its score and its move
+/// played; calls `f` with each.
+pub fn binpack_games(
+    path: &Path,
+    first: u64,
+    mut f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    let bad = |message: String| RecordError { path: path.to_path_buf(), offset: 0, message };
+    let file = std::fs::File::open(path).map_err(|e| bad(e.to_string()))?;
+    // The reader is another crate's: a malformed file must not take the
+    // run down with a panic.
+    let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let mut games = 0u64;
+        let mut reader = match sfbinpack::CompressedTrainingDataEntryReader::new(file) {
+            Ok(r) => r,
+            Err(sfbinpack::CompressedReaderError::EndOfFile) => return Ok(0),
+            Err(e) => return Err(format!("{e:?}")),
+        };
+        let mut current: Option<(Position, GameRecord)> = None;
+        while reader.has_next() {
+            let entry = reader.next();
+            let continues = reader.is_next_entry_continuation();
+            if current.is_none() {
+                let fen = entry.pos.fen().map_err(|e| format!("{e:?}"))?;
+                let start = Position::from_fen(&fen)
+                    .or_else(|_| Position::from_fen_960(&fen))
+                    .map_err(|e| format!("{fen}: {e}"))?;
+                // The result as White's: 0 Black won, 1 draw, 2 White won.
+                let white =
+                    if start.side_to_move() == Color::White { entry.result } else { -entry.result };
+                let result = (white.signum() + 1) as u8;
+                let record = GameRecord::new(
+                    first + games,
+                    PackedBoard::pack(&start),
+                    result,
+                    Default::default(),
+                    Vec::new(),
+                );
+                current = Some((start, record));
+            }
+            let Some((pos, record)) = current.as_mut() else { continue };
+            let m = pos
+                .parse_uci(&entry.mv.as_uci())
+                .ok()
+                .filter(|&m| !m.is_null() && pos.is_legal(m))
+                .ok_or_else(|| format!("game {}: {} is not legal", games + 1, entry.mv.as_uci()))?;
+            let index = move_index(pos, m).ok_or_else(|| "a move out of range".to_string())?;
+            record.labels.push(Label {
+                ply: record.moves.len().min(u16::MAX as usize) as u16,
+                score: entry.score,
+                best: index,
+                depth: 0,
+                pv: Pv::default(),
+                alternatives: Alternatives::default(),
+            });
+            record.moves.push(index);
+            pos.do_move(m);
+            if !continues {
+                let (_, record) = current.take().expect("a game in progress");
+                f(record);
+                games += 1;
+            }
+        }
+        Ok(games)
+    }));
+    match read {
+        Ok(Ok(games)) => Ok(games),
+        Ok(Err(why)) => Err(bad(why)),
+        Err(_) => Err(bad("not a readable binpack file".to_string())),
+    }
+}
+
+/// The games of a Stockfish plain file (numbered from `first`): each
+/// record's position labelled with its score and its move played, a record
+/// whose position is the one the previous record's move leads to continuing
+/// that game; calls `f` with each.
+pub fn plain_games(
+    path: &Path,
+    first: u64,
+    mut f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    use std::io::BufRead;
+    let err = |line: usize, message: String| RecordError {
+        path: path.to_path_buf(),
+        offset: line as u64,
+        message: format!("line {line}: {message}"),
+    };
+    let file = std::fs::File::open(path).map_err(|e| err(0, e.to_string()))?;
+    let mut games = 0u64;
+    // The game being read, and its position after its last move.
+    let mut current: Option<(Position, GameRecord)> = None;
+    let (mut fen, mut mv, mut score, mut result) = (None, None, None, None);
+    for (n, line) in std::io::BufReader::new(file).lines().enumerate() {
+        let line = line.map_err(|e| err(n + 1, e.to_string()))?;
+        let (key, value) = line.split_once(' ').unwrap_or((line.as_str(), ""));
+        match key {
+            "fen" => fen = Some(value.to_string()),
+            "move" => mv = Some(value.trim().to_string()),
+            "score" => score = value.trim().parse::<i32>().ok(),
+            "result" => result = value.trim().parse::<i32>().ok(),
+            "ply" => {}
+            "e" => {
+                let (Some(text), Some(uci), Some(score), Some(result)) =
+                    (fen.take(), mv.take(), score.take(), result.take())
+                else {
+                    return Err(err(n + 1, "a record without fen, move, score or result".into()));
+                };
+                let pos = Position::from_fen(&text)
+                    .or_else(|_| Position::from_fen_960(&text))
+                    .map_err(|e| err(n + 1, format!("{text}: {e}")))?;
+                let continues = current
+                    .as_ref()
+                    .is_some_and(|(after, _)| after.key() == pos.key() && after.fen() == pos.fen());
+                if !continues {
+                    if let Some((_, done)) = current.take() {
+                        f(done);
+                        games += 1;
+                    }
+                    let white = if pos.side_to_move() == Color::White { result } else { -result };
+                    let record = GameRecord::new(
+                        first + games,
+                        PackedBoard::pack(&pos),
+                        (white.signum() + 1) as u8,
+                        Default::default(),
+                        Vec::new(),
+                    );
+                    current = Some((pos.clone(), record));
+                }
+                let (after, record) = current.as_mut().expect("a game in progress");
+                let m = after
+                    .parse_uci(&uci)
+                    .ok()
+                    .filter(|&m| !m.is_null() && after.is_legal(m))
+                    .ok_or_else(|| err(n + 1, format!("{uci} is not legal in {text}")))?;
+                let index =
+                    move_index(after, m).ok_or_else(|| err(n + 1, "a move out of range".into()))?;
+                record.labels.push(Label {
+                    ply: record.moves.len().min(u16::MAX as usize) as u16,
+                    score: label_score(score),
+                    best: index,
+                    depth: 0,
+                    pv: Pv::default(),
+                    alternatives: Alternatives::default(),
+                });
+                record.moves.push(index);
+                after.do_move(m);
+            }
+            _ => return Err(err(n + 1, format!("not a plain record line: {line:?}"))),
+        }
+    }
+    if let Some((_, done)) = current.take() {
+        f(done);
+        games += 1;
+    }
+    Ok(games)
+}
