@@ -13,6 +13,7 @@ mod engine;
 mod faults;
 mod fuzz;
 mod keys;
+mod layers;
 mod memory;
 mod nnue;
 mod perft;
