@@ -4,6 +4,11 @@ file, written apart from kibitz's code: an independent computation of what
 `--max-score`, `--wdl-consistency` and `--piece-count-weights` keep.
 
 The rules, as `kibitz export --help` and src/record/shape.rs state them:
+0. the selection: a position before ply N (`--skip-plies`; the plain
+   file's ply, the game's, which is the chain's for games from the start
+   position), in check (`--skip-check`), or whose move captures or
+   promotes (`--skip-captures`) is dropped (python-chess judges check and
+   capture);
 1. a score beyond +-N centipawns or a mate (|score| >= 31000) is dropped;
 2. a position whose result (for the side to move; plain writes an unknown
    result as 0, a draw) has a probability below P under nnue-pytorch's
@@ -15,7 +20,8 @@ The rules, as `kibitz export --help` and src/record/shape.rs state them:
    of the piece counts present, n_out = min over them of n_k * W / w_k,
    and draw is SplitMix64 of the seed's SplitMix64 xor FNV-1a of the FEN.
 
-    python3 scripts/shaping.py PLAIN [--max-score N] [--wdl-consistency P]
+    python3 scripts/shaping.py PLAIN [--skip-plies N] [--skip-check]
+        [--skip-captures] [--max-score N] [--wdl-consistency P]
         [--piece-count-weights nnue-pytorch|uniform|w0,...,w32] [--seed S]
         [--write KEPT.plain]
 
@@ -74,17 +80,30 @@ def pieces(fen):
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("plain")
+    p.add_argument("--skip-plies", type=int, default=0)
+    p.add_argument("--skip-check", action="store_true")
+    p.add_argument("--skip-captures", action="store_true")
     p.add_argument("--max-score", type=int)
     p.add_argument("--wdl-consistency", type=float)
     p.add_argument("--piece-count-weights")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--write")
     a = p.parse_args()
-    stats = {"labels": 0, "max_score": 0, "wdl_consistency": 0, "piece_count": 0, "kept": 0}
+    stats = {"labels": 0, "selection": 0, "max_score": 0, "wdl_consistency": 0,
+             "piece_count": 0, "kept": 0}
     survivors = []
     for r in records(a.plain):
         stats["labels"] += 1
         score, ply, result = int(r["score"]), int(r["ply"]), int(r["result"])
+        if a.skip_plies or a.skip_check or a.skip_captures:
+            import chess
+            board = chess.Board(r["fen"], chess960=True)
+            move = chess.Move.from_uci(r["move"])
+            capture = board.is_capture(move) or move.promotion is not None
+            if (ply < a.skip_plies or (a.skip_check and board.is_check())
+                    or (a.skip_captures and capture)):
+                stats["selection"] += 1
+                continue
         if a.max_score is not None and (abs(score) >= 31000 or abs(score) > a.max_score):
             stats["max_score"] += 1
             continue

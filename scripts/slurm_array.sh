@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# The README's Slurm job array, run for real on a one-node Slurm on this
-# machine: 3 shards of the sample with --resume, one task killed in the
-# middle and requeued, the shards merged, and the bytes compared with the
-# unsharded run.
+# The README's Slurm job arrays, run for real on a one-node Slurm on this
+# machine: 3 shards of the sample annotated, then 3 shards of a self-play
+# run, each with --resume, one task killed in the middle and requeued, the
+# shards merged, and the bytes compared with the unsharded run.
 #
 #     scripts/slurm_array.sh KIBITZ PGN WORKDIR
 #
 # Needs root, Debian's slurm-wlm and munge. Starts munged, slurmctld and
 # slurmd when they are not running (a one-node cluster named after this
 # host) and leaves them running. Prints the sha256 of both files and
-# "slurm: merged equals unsharded" on success; exits 1 otherwise.
+# "slurm: NAME: merged equals unsharded" for each run on success; exits 1
+# otherwise.
 set -euo pipefail
 KIBITZ=$(readlink -f "$1")
 PGN=$(readlink -f "$2")
@@ -65,62 +66,73 @@ EOF
 
 start_cluster
 cd "$WORK"
-rm -f shard-*.kbz merged.kbz unsharded.kbz slurm-*.out
-# Small blocks, so that a task killed midway leaves complete blocks that
-# --resume keeps.
-OPTS="--depth ${DEPTH:-11} --threads 1 --block-games 1"
-"$KIBITZ" annotate "$PGN" $OPTS -o unsharded.kbz --quiet >/dev/null
 
-# The README's array, with 3 shards and this machine's paths.
-cat >array.sh <<EOF
+# One array of 3 shards of a kibitz command, task 1 killed once it has
+# written a block and requeued (--resume continues its file), the shards
+# merged and compared with the unsharded run. $1 names the run; the rest is
+# the command without its output and shard.
+run_array() {
+    local name=$1
+    shift
+    rm -f "$name"-shard-*.kbz "$name"-merged.kbz "$name"-unsharded.kbz slurm-"$name"-*.out
+    "$KIBITZ" "$@" -o "$name"-unsharded.kbz --quiet >/dev/null
+    # The README's array, with 3 shards and this machine's paths.
+    cat >"$name"-array.sh <<EOF
 #!/bin/bash
 #SBATCH --array=0-2
 #SBATCH --cpus-per-task=1
 #SBATCH --requeue
-#SBATCH --output=$WORK/slurm-%A_%a.out
-"$KIBITZ" annotate "$PGN" $OPTS \\
-    --shard \${SLURM_ARRAY_TASK_ID}/3 -o "$WORK/shard-\${SLURM_ARRAY_TASK_ID}.kbz" --resume --quiet
+#SBATCH --output=$WORK/slurm-$name-%A_%a.out
+"$KIBITZ" $* \\
+    --shard \${SLURM_ARRAY_TASK_ID}/3 -o "$WORK/$name-shard-\${SLURM_ARRAY_TASK_ID}.kbz" --resume --quiet
 EOF
-JOB=$(sbatch --parsable array.sh)
-echo "slurm: submitted array $JOB"
-# Kill task 1 once it has written a block, then requeue it: --resume
-# continues its file.
-for _ in $(seq 600); do
-    if [ -s shard-1.kbz ] && [ "$(stat -c %s shard-1.kbz)" -gt 600 ]; then
-        break
+    local job
+    job=$(sbatch --parsable "$name"-array.sh)
+    echo "slurm: $name: submitted array $job"
+    for _ in $(seq 600); do
+        if [ -s "$name"-shard-1.kbz ] && [ "$(stat -c %s "$name"-shard-1.kbz)" -gt 600 ]; then
+            break
+        fi
+        sleep 0.2
+    done
+    local state requeued
+    state=$(squeue -h -j "${job}_1" -o %T 2>/dev/null || true)
+    echo "slurm: $name: task 1 is $state with $(stat -c %s "$name"-shard-1.kbz 2>/dev/null || echo 0) bytes written; killing and requeueing it"
+    if [ "$state" = RUNNING ]; then
+        scancel --signal=KILL "${job}_1" || true
+        sleep 2
+        scontrol requeue "${job}_1" || true
+        requeued=yes
+    else
+        requeued="no (the task had ended: $state)"
     fi
-    sleep 0.2
-done
-state=$(squeue -h -j "${JOB}_1" -o %T 2>/dev/null || true)
-echo "slurm: task 1 is $state with $(stat -c %s shard-1.kbz 2>/dev/null || echo 0) bytes written; killing and requeueing it"
-if [ "$state" = RUNNING ]; then
-    scancel --signal=KILL "${JOB}_1" || true
-    sleep 2
-    scontrol requeue "${JOB}_1" || true
-    REQUEUED=yes
-else
-    REQUEUED="no (the task had ended: $state)"
-fi
-for _ in $(seq 900); do
-    if [ -z "$(squeue -h -j "$JOB" 2>/dev/null)" ]; then
-        break
+    for _ in $(seq 900); do
+        if [ -z "$(squeue -h -j "$job" 2>/dev/null)" ]; then
+            break
+        fi
+        sleep 1
+    done
+    if [ -n "$(squeue -h -j "$job" 2>/dev/null)" ]; then
+        echo "slurm: $name: the array did not finish: $(squeue -j "$job")" >&2
+        exit 1
     fi
-    sleep 1
-done
-if [ -n "$(squeue -h -j "$JOB" 2>/dev/null)" ]; then
-    echo "slurm: the array did not finish: $(squeue -j "$JOB")" >&2
-    exit 1
-fi
-echo "slurm: requeued: $REQUEUED"
-echo "slurm: task 1's last run: $(grep '^games' slurm-"${JOB}"_1.out | tail -1)"
-"$KIBITZ" merge shard-0.kbz shard-1.kbz shard-2.kbz -o merged.kbz
-a=$(sha256sum merged.kbz | cut -d' ' -f1)
-b=$(sha256sum unsharded.kbz | cut -d' ' -f1)
-echo "slurm: merged sha256 $a"
-echo "slurm: unsharded sha256 $b"
-if [ "$a" = "$b" ]; then
-    echo "slurm: merged equals unsharded"
-else
-    echo "slurm: merged differs from unsharded" >&2
-    exit 1
-fi
+    echo "slurm: $name: requeued: $requeued"
+    echo "slurm: $name: task 1's last run: $(grep -E '^games' slurm-"$name"-"${job}"_1.out | tail -1)"
+    "$KIBITZ" merge "$name"-shard-0.kbz "$name"-shard-1.kbz "$name"-shard-2.kbz -o "$name"-merged.kbz
+    local a b
+    a=$(sha256sum "$name"-merged.kbz | cut -d' ' -f1)
+    b=$(sha256sum "$name"-unsharded.kbz | cut -d' ' -f1)
+    echo "slurm: $name: merged sha256 $a"
+    echo "slurm: $name: unsharded sha256 $b"
+    if [ "$a" = "$b" ]; then
+        echo "slurm: $name: merged equals unsharded"
+    else
+        echo "slurm: $name: merged differs from unsharded" >&2
+        exit 1
+    fi
+}
+
+# Small blocks, so that a task killed midway leaves complete blocks that
+# --resume keeps.
+run_array annotate annotate "$PGN" --depth "${DEPTH:-11}" --threads 1 --block-games 1
+run_array selfplay selfplay --games "${GAMES:-60}" --depth "${SELFPLAY_DEPTH:-7}" --threads 1 --block-games 1

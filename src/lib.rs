@@ -131,6 +131,7 @@ mod search;
 pub use chess::{
     attacks,
     bitboard::Bitboard,
+    chess960,
     fen::{FenError, FenField, FenOptions, STARTPOS, Setup},
     movegen,
     mv::{MAX_MOVES, Move, MoveKind, MoveList},
@@ -154,7 +155,7 @@ pub use io::{
 };
 // The search, and what labels positions.
 pub use label::{
-    GaveUp, LabelContext, LabelFailure, Labelled, Labeller, LabellerPool,
+    Cause, GaveUp, LabelContext, LabelFailure, Labelled, Labeller, LabellerPool,
     engine::{EngineConfig, EngineError, EngineLabeller},
     search::SearchLabeller,
 };
@@ -167,12 +168,15 @@ pub use search::{
 pub use record::{
     chain::{ChainError, Step, walk},
     format::{
-        BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, GameRecord, Header, InputInfo, Label,
-        LabelSource, MAGIC, MAX_MULTIPV, MAX_PV, Options, PackedBoard, move_at, move_index,
+        BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, InputInfo, Label,
+        LabelSource, MAGIC, MAX_MULTIPV, MAX_PV, Options, PackedBoard, SelfPlayOptions, move_at,
+        move_index, result_text,
     },
+    import::{Foreign, for_each_game},
     position_key::{FirstSeen, label_keys},
     reader::{KbzReader, RecordError, read_all},
     shape::{ShapeRules, ShapeStats, parse_piece_count_weights},
+    viriformat,
     writer::{BlockLimits, BlockSink, BlockWriter, KbzWriter, partial_path},
 };
 // Replaying and verifying: the stages the jobs share.
@@ -197,6 +201,10 @@ pub use job::{
     replay::{Replay, ReplayError, ReplaySettings, ReplaySink},
     report::{
         GameSummary, PlayerSummary, Report, ReportError, ReportRead, ReportSink, report_files,
+    },
+    selfplay::{
+        Book, BookError, GameRng, OPENING_TRIES, Openings, Played, Rules, SelfPlay, SelfPlayError,
+        SelfPlayReport, SelfPlaySettings, SelfPlaySink, SelfPlayStats, board_ending, check_ending,
     },
     stats::{
         DataStats, Outcome, PLY_BIN, PLY_RANGE, SCORE_BIN, SCORE_RANGE, StatsError, data_stats,

@@ -642,9 +642,9 @@ fn files_of_earlier_format_versions_still_read() {
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
-    assert!(out.contains("format    kbz version 4") && out.contains("eval      hand-written"));
+    assert!(out.contains("format    kbz version 5") && out.contains("eval      hand-written"));
     let export = |f: &Path| kibitz(&["export", s(f), "--format", "jsonl"]).1;
-    for version in [1, 2, 3] {
+    for version in [1, 2, 3, 4] {
         let name = format!("format-v{version}.kbz");
         let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(&name);
         let (code, out, err) = kibitz(&["inspect", s(&old)]);
@@ -654,7 +654,7 @@ fn files_of_earlier_format_versions_still_read() {
         let merged = dir.path(&format!("merged-{version}.kbz"));
         let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
         assert_eq!(code, 0, "{err}");
-        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 4"));
+        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 5"));
         assert_eq!(export(&merged), export(&now), "{name}");
     }
 }

@@ -27,17 +27,18 @@ fn labelled(dir: &TempDir) -> PathBuf {
 }
 
 /// The counts `export` prints: labels, kept, then the three rules.
-fn counts(stderr: &str) -> [u64; 5] {
+fn counts(stderr: &str) -> [u64; 6] {
     let line = stderr.lines().find(|l| l.contains("shaping:")).expect(stderr);
     let numbers: Vec<u64> =
         line.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse().ok()).collect();
-    [numbers[0], numbers[1], numbers[2], numbers[3], numbers[4]]
+    [numbers[0], numbers[1], numbers[2], numbers[3], numbers[4], numbers[5]]
 }
 
-const RULES: [&[&str]; 3] = [
+const RULES: [&[&str]; 4] = [
     &["--max-score", "150"],
     &["--wdl-consistency", "0.15", "--piece-count-weights", "nnue-pytorch", "--seed", "3"],
     &["--max-score", "600", "--wdl-consistency", "0.05", "--piece-count-weights", "uniform"],
+    &["--skip-plies", "20", "--skip-check", "--skip-captures", "--max-score", "900"],
 ];
 
 #[test]
@@ -52,8 +53,9 @@ fn every_format_keeps_the_same_labels_and_the_counts_add_up() {
             args.extend(rules);
             let (code, _, err) = kibitz(&args);
             assert_eq!(code, 0, "{err}");
-            let [labels, kept, by_score, by_wdl, by_pieces] = counts(&err);
-            assert_eq!(labels, kept + by_score + by_wdl + by_pieces, "{rules:?}");
+            let [labels, kept, by_selection, by_score, by_wdl, by_pieces] = counts(&err);
+            assert_eq!(labels, kept + by_selection + by_score + by_wdl + by_pieces, "{rules:?}");
+            assert_eq!(by_selection > 0, rules.contains(&"--skip-check"), "{rules:?}");
             assert!(kept > 0 && kept < labels, "{rules:?}: {kept} of {labels}");
             let records = match format {
                 "plain" => std::fs::read_to_string(&out).unwrap().matches("\ne\n").count(),
@@ -124,6 +126,7 @@ fn shaping_keeps_what_an_independent_computation_keeps() {
         let expected = [
             field("labels"),
             field("kept"),
+            field("selection"),
             field("max_score"),
             field("wdl_consistency"),
             field("piece_count"),

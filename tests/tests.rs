@@ -24,6 +24,7 @@ mod props;
 mod relabel;
 mod replay;
 mod search;
+mod selfplay;
 mod shape;
 #[cfg(feature = "slurm")]
 mod slurm;

@@ -454,43 +454,7 @@ impl Position {
     /// numbering; 518 is the standard starting position (but in Chess960
     /// mode).
     pub fn chess960_startpos(n: u32) -> Option<Position> {
-        if n >= 960 {
-            return None;
-        }
-        let mut rank: [Option<Role>; 8] = [None; 8];
-        let (n, light) = (n / 4, n % 4);
-        rank[(2 * light + 1) as usize] = Some(Role::Bishop);
-        let (n, dark) = (n / 4, n % 4);
-        rank[(2 * dark) as usize] = Some(Role::Bishop);
-        let (n, queen) = (n / 6, n % 6);
-        let place = |rank: &mut [Option<Role>; 8], mut k: u32, role: Role| {
-            for slot in rank.iter_mut() {
-                if slot.is_none() {
-                    if k == 0 {
-                        *slot = Some(role);
-                        return;
-                    }
-                    k -= 1;
-                }
-            }
-        };
-        place(&mut rank, queen, Role::Queen);
-        const KNIGHTS: [(u32, u32); 10] =
-            [(0, 1), (0, 2), (0, 3), (0, 4), (1, 2), (1, 3), (1, 4), (2, 3), (2, 4), (3, 4)];
-        let (k1, k2) = KNIGHTS[n as usize];
-        // Place the second knight first so the first's index stays valid.
-        place(&mut rank, k2, Role::Knight);
-        place(&mut rank, k1, Role::Knight);
-        place(&mut rank, 0, Role::Rook);
-        place(&mut rank, 0, Role::King);
-        place(&mut rank, 0, Role::Rook);
-        let back: String = rank.iter().map(|r| r.map_or('?', Role::char)).collect();
-        let fen = format!(
-            "{}/pppppppp/8/8/8/8/PPPPPPPP/{} w KQkq - 0 1",
-            back,
-            back.to_ascii_uppercase()
-        );
-        Position::from_fen_960(&fen).ok()
+        (n < 960).then(|| crate::chess::chess960::start(n, n))
     }
 
     /// The position as FEN (6 fields). Castling is written `KQkq` in standard

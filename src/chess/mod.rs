@@ -3,6 +3,7 @@
 
 pub mod attacks;
 pub mod bitboard;
+pub mod chess960;
 pub mod fen;
 pub mod movegen;
 pub mod mv;

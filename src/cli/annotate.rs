@@ -276,7 +276,7 @@ pub fn describe_filter(f: &GameFilter) -> String {
     parts.join(" ")
 }
 
-fn parse_shard(text: &str) -> Result<(u64, u64)> {
+pub(crate) fn parse_shard(text: &str) -> Result<(u64, u64)> {
     let (k, n) = text.split_once('/').context("--shard expects K/N, e.g. 0/4")?;
     Ok((k.trim().parse()?, n.trim().parse()?))
 }

@@ -26,6 +26,9 @@ enum ExportFormatArg {
     Bullet,
     /// Stockfish's binpack.
     Binpack,
+    /// viriformat (viridithas, bullet): games of 32-byte boards and
+    /// 4-byte moves and scores.
+    Viriformat,
 }
 
 impl From<ExportFormatArg> for ExportFormat {
@@ -37,6 +40,7 @@ impl From<ExportFormatArg> for ExportFormat {
             ExportFormatArg::Jsonl => ExportFormat::Jsonl,
             ExportFormatArg::Bullet => ExportFormat::Bullet,
             ExportFormatArg::Binpack => ExportFormat::Binpack,
+            ExportFormatArg::Viriformat => ExportFormat::Viriformat,
         }
     }
 }
@@ -66,6 +70,22 @@ pub struct ExportArgs {
     /// the file twice.
     #[arg(long, value_name = "WEIGHTS", help_heading = "Shaping (every format)")]
     piece_count_weights: Option<String>,
+    /// Selection: leave out positions before this ply of their game (as
+    /// annotate's --skip-plies; for files labelled at every position, such
+    /// as self-play's).
+    #[arg(
+        long,
+        value_name = "PLIES",
+        default_value_t = 0,
+        help_heading = "Shaping (every format)"
+    )]
+    skip_plies: u32,
+    /// Selection: leave out positions in check.
+    #[arg(long, help_heading = "Shaping (every format)")]
+    skip_check: bool,
+    /// Selection: leave out positions whose best move captures or promotes.
+    #[arg(long, help_heading = "Shaping (every format)")]
+    skip_captures: bool,
     /// Seed of the piece-count resampling.
     #[arg(long, default_value_t = 0, help_heading = "Shaping (every format)")]
     seed: u64,
@@ -96,6 +116,9 @@ impl ExportArgs {
             })
             .transpose()?;
         Ok(ShapeRules {
+            skip_plies: self.skip_plies,
+            skip_check: self.skip_check,
+            skip_captures: self.skip_captures,
             max_score: self.max_score,
             wdl_consistency: self.wdl_consistency,
             piece_count_weights: weights,
@@ -120,9 +143,9 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     let report = job.run(out)?;
     if let Some(s) = report.shaped {
         eprintln!(
-            "kibitz: shaping: {} labels read, {} kept; left out: {} by --max-score, {} by \
-             --wdl-consistency, {} by --piece-count-weights",
-            s.labels, s.kept, s.max_score, s.wdl_consistency, s.piece_count
+            "kibitz: shaping: {} labels read, {} kept; left out: {} by the selection, {} by \
+             --max-score, {} by --wdl-consistency, {} by --piece-count-weights",
+            s.labels, s.kept, s.selection, s.max_score, s.wdl_consistency, s.piece_count
         );
     }
     if args.output.is_some() {

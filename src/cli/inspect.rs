@@ -72,6 +72,40 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
     if o.multipv > 1 {
         writeln!(out, "multipv   {} best moves per position, each with its score", o.multipv)?;
     }
+    if let Some(p) = &o.selfplay {
+        let starts = match (p.book.is_empty(), p.variant) {
+            (false, _) => format!(
+                "book {} ({} positions, sha256 {})",
+                p.book, p.book_positions, p.book_sha256
+            ),
+            (true, 1) => "Chess960 starts".to_string(),
+            (true, 2) => "double Fischer random starts".to_string(),
+            _ => "the standard start".to_string(),
+        };
+        writeln!(
+            out,
+            "selfplay  {} games from {starts}, {} random plies",
+            p.games, p.random_plies
+        )?;
+        if p.random_multipv > 0 {
+            writeln!(
+                out,
+                "          random plies among the best {} moves within {} cp",
+                p.random_multipv, p.random_multipv_diff
+            )?;
+        }
+        writeln!(
+            out,
+            "adjudge   opening beyond {} cp drawn again; resign beyond {} cp for {} plies; draw              within {} cp for {} plies from ply {}; drawn at ply {}",
+            p.opening_score,
+            p.resign_score,
+            p.resign_plies,
+            p.draw_score,
+            p.draw_plies,
+            p.draw_from_ply,
+            p.max_plies
+        )?;
+    }
     if !o.filter.is_empty() {
         writeln!(out, "games     filtered by {}", super::annotate::describe_filter(&o.filter))?;
     }

@@ -21,6 +21,7 @@ mod perft;
 pub(crate) mod replay;
 mod report;
 mod search;
+mod selfplay;
 mod stats;
 mod tune;
 mod uci;
@@ -53,6 +54,10 @@ enum Command {
     Dedup(dedup::DedupArgs),
     /// Join the shard files of one run into the file an unsharded run writes.
     Merge(merge::MergeArgs),
+    /// Self-play training data: games from an opening book played by the
+    /// built-in search or a UCI engine, adjudicated, every position written
+    /// with its score and the game's result.
+    Selfplay(Box<selfplay::SelfPlayArgs>),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::PerftArgs),
     /// Replay and verify games: every move played, every key checked, every
@@ -123,7 +128,7 @@ pub(crate) fn incomplete_advice(file: &Path, blocks: u64, games: u64) -> String 
         "a dedup, merge or relabel that stopped before its end left it: run that command again \
          (its output appears only once complete)"
     } else {
-        "the annotate run that wrote it was interrupted or failed: continue it with the same \
+        "the annotate or selfplay run that wrote it was interrupted or failed: continue it with the same \
          command and --resume"
     };
     format!(
@@ -203,6 +208,7 @@ pub fn main() -> ExitCode {
         Command::Export(args) => export::run(args),
         Command::Merge(args) => merge::run(args),
         Command::Dedup(args) => dedup::run(args),
+        Command::Selfplay(args) => selfplay::run(*args),
         Command::Report(args) => report::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Perft(args) => perft::run(args),

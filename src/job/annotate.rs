@@ -816,6 +816,7 @@ fn record_options(
         filter: s.filter.clone(),
         multipv: s.multipv,
         relabelled_from: String::new(),
+        selfplay: None,
     }
 }
 
@@ -868,6 +869,7 @@ mod tests {
             filter: GameFilter::default(),
             multipv: 1,
             relabelled_from: String::new(),
+            selfplay: None,
         }
     }
 

@@ -21,12 +21,16 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use crate::record::{
-    chain::ChainError,
-    format::Header,
-    position_key::label_keys,
-    reader::{KbzReader, RecordError},
-    writer::{BlockLimits, BlockWriter, KbzWriter},
+use crate::{
+    job::annotate::input_infos,
+    record::{
+        chain::ChainError,
+        format::{FORMAT_VERSION, Header, LabelSource, MAGIC, Options},
+        import::{Foreign, for_each_game},
+        position_key::label_keys,
+        reader::{KbzReader, RecordError},
+        writer::{BlockLimits, BlockWriter, KbzWriter},
+    },
 };
 
 /// Which label of a position to keep.
@@ -306,27 +310,26 @@ impl Dedup {
         let mut runs: Vec<File> = Vec::new();
         let mut order = 0u64;
         for input in &self.inputs {
-            let mut reader = KbzReader::open(input)?;
-            while let Some(block) = reader.next_block() {
-                let (_, _, games) = block?;
-                for g in &games {
-                    for (key, label) in label_keys(g)?.into_iter().zip(&g.labels) {
-                        let seen = Seen { order, depth: label.depth };
-                        order += 1;
-                        map.entry(key)
-                            .and_modify(|s| {
-                                if seen.beats(*s, keep) {
-                                    *s = seen;
-                                }
-                            })
-                            .or_insert(seen);
-                        if map.len() >= capacity {
-                            runs.push(spill(&mut map, scratch).map_err(spill_error)?);
-                        }
+            for_each_game(input, |g| -> Result<(), DedupError> {
+                for (key, label) in label_keys(&g)?.into_iter().zip(&g.labels) {
+                    let seen = Seen { order, depth: label.depth };
+                    order += 1;
+                    map.entry(key)
+                        .and_modify(|s| {
+                            if seen.beats(*s, keep) {
+                                *s = seen;
+                            }
+                        })
+                        .or_insert(seen);
+                    if map.len() >= capacity {
+                        runs.push(spill(&mut map, scratch).map_err(spill_error)?);
                     }
                 }
-                sink.finding(order);
-            }
+                if order % 65_536 < g.labels.len() as u64 {
+                    sink.finding(order);
+                }
+                Ok(())
+            })?;
         }
         report.labels = order;
         if !runs.is_empty() && !map.is_empty() {
@@ -386,12 +389,7 @@ impl Dedup {
         sink: &mut dyn DedupSink,
     ) -> Result<(), DedupError> {
         let output_error = |source| DedupError::Io { path: self.output.clone(), source };
-        let mut header: Header = KbzReader::open(&self.inputs[0])?.header;
-        header.options.dedup = true;
-        header.inputs = Vec::new();
-        for input in &self.inputs {
-            header.inputs.extend(KbzReader::open(input)?.header.inputs);
-        }
+        let header = self.output_header()?;
         // The output appears only once complete: replacing a file in place
         // (annotate's `--dedup last`) or killed part way, nothing is lost.
         let file = KbzWriter::create_whole(&self.output, &header, self.settings.replace)
@@ -400,24 +398,24 @@ impl Dedup {
         let (mut order, mut index) = (0u64, 0u64);
         let mut copy = || -> Result<(), DedupError> {
             for input in &self.inputs {
-                let mut reader = KbzReader::open(input)?;
-                while let Some(block) = reader.next_block() {
-                    for mut g in block?.2 {
-                        g.index = index;
-                        index += 1;
-                        let labels = std::mem::take(&mut g.labels);
-                        for l in labels {
-                            if bits[(order / 8) as usize] & (1 << (order % 8)) != 0 {
-                                g.labels.push(l);
-                            }
-                            order += 1;
+                for_each_game(input, |mut g| -> Result<(), DedupError> {
+                    g.index = index;
+                    index += 1;
+                    let labels = std::mem::take(&mut g.labels);
+                    for l in labels {
+                        if bits[(order / 8) as usize] & (1 << (order % 8)) != 0 {
+                            g.labels.push(l);
                         }
-                        report.kept += g.labels.len() as u64;
-                        report.games += 1;
-                        writer.push(g).map_err(output_error)?;
+                        order += 1;
                     }
-                    sink.writing(report.games);
-                }
+                    report.kept += g.labels.len() as u64;
+                    report.games += 1;
+                    writer.push(g).map_err(output_error)?;
+                    if report.games.is_multiple_of(1024) {
+                        sink.writing(report.games);
+                    }
+                    Ok(())
+                })?;
             }
             Ok(())
         };
@@ -431,6 +429,47 @@ impl Dedup {
                 Err(e)
             }
         }
+    }
+}
+
+impl Dedup {
+    /// The output's header: the first input's (a `.kbz`), or one that names
+    /// the first input's format (another program's file), with every
+    /// input's inputs and `dedup` set.
+    fn output_header(&self) -> Result<Header, DedupError> {
+        let mut header = match Foreign::detect(&self.inputs[0]) {
+            None => KbzReader::open(&self.inputs[0])?.header,
+            Some(kind) => imported_header(&self.inputs[0], kind),
+        };
+        header.options.dedup = true;
+        header.inputs = Vec::new();
+        for input in &self.inputs {
+            match Foreign::detect(input) {
+                None => header.inputs.extend(KbzReader::open(input)?.header.inputs),
+                Some(_) => header.inputs.extend(input_infos(std::slice::from_ref(input))),
+            }
+        }
+        Ok(header)
+    }
+}
+
+/// The header of a file made from another program's data: labels from an
+/// engine whose name is the file's format, as a relabelled file records
+/// its source.
+pub fn imported_header(path: &Path, kind: Foreign) -> Header {
+    let options = Options {
+        label: LabelSource::Engine,
+        engine: format!("{} file", kind.name()),
+        relabelled_from: format!("{}: {} scores", path.display(), kind.name()),
+        max_games: 0,
+        ..Options::default()
+    };
+    Header {
+        magic: MAGIC,
+        version: FORMAT_VERSION,
+        kibitz_version: env!("CARGO_PKG_VERSION").to_string(),
+        options,
+        inputs: Vec::new(),
     }
 }
 

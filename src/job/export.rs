@@ -27,9 +27,10 @@ use crate::{
     },
     record::{
         chain::{ChainError, Step, walk},
-        format::{GameRecord, Label, ROSTER, move_at, result_text},
+        format::{Ending, GameRecord, Label, ROSTER, move_at, result_text},
         reader::{KbzReader, RecordError},
         shape::{ShapeRules, ShapeStats, Shaper},
+        viriformat,
     },
     score::ScoreKind,
 };
@@ -49,6 +50,9 @@ pub enum ExportFormat {
     Bullet,
     /// Stockfish's binpack.
     Binpack,
+    /// viriformat (viridithas, bullet): games of 32-byte boards and 4-byte
+    /// moves and scores.
+    Viriformat,
 }
 
 /// Counts of what an export wrote.
@@ -143,6 +147,7 @@ impl<W: Write> Exporter<W> {
         let result = match self.format {
             ExportFormat::Pgn => self.pgn(record),
             ExportFormat::Binpack => self.binpack(record),
+            ExportFormat::Viriformat => self.viriformat(record),
             _ => self.positions(record),
         };
         result?;
@@ -194,6 +199,9 @@ impl<W: Write> Exporter<W> {
         }
         if start.fen() != crate::STARTPOS || start.is_chess960() {
             let _ = writeln!(t, "[SetUp \"1\"]\n[FEN \"{}\"]", start.fen());
+        }
+        if record.ending != Ending::Unknown {
+            let _ = writeln!(t, "[Termination \"{}\"]", record.ending.termination());
         }
         if self.analysis_tags {
             for (side, a) in [("White", &analysis.white.game), ("Black", &analysis.black.game)] {
@@ -247,9 +255,25 @@ impl<W: Write> Exporter<W> {
                 need_number = true;
             }
         }
+        if record.ending != Ending::Unknown {
+            let _ = write!(movetext, "{{ {} }} ", record.ending.name().replace('_', " "));
+        }
         let wrapped = wrap(&movetext, 79);
         let _ = writeln!(self.text, "{wrapped}{}\n", result_text(record.result));
         self.stats.written += 1;
+        Ok(())
+    }
+
+    /// A game's labelled stretches as viriformat games (positions without
+    /// a move played, at the end, are left out and counted).
+    fn viriformat(&mut self, record: &GameRecord) -> std::io::Result<()> {
+        let Sink::Bytes(out) = &mut self.sink else { return Ok(()) };
+        let written = viriformat::write_game(out, record).map_err(|e| match e {
+            viriformat::WriteError::Io(e) => e,
+            viriformat::WriteError::Chain(e) => std::io::Error::other(e),
+        })?;
+        self.stats.written += written;
+        self.stats.skipped += record.label_count() as u64 - written;
         Ok(())
     }
 
@@ -265,7 +289,7 @@ impl<W: Write> Exporter<W> {
                 ExportFormat::Epd => epd_line(text, record, step, label),
                 ExportFormat::Jsonl => jsonl_line(text, record, step, label),
                 ExportFormat::Bullet => bullet_board(record, step, label).map(|b| bullet.push(b)),
-                ExportFormat::Pgn | ExportFormat::Binpack => return,
+                ExportFormat::Pgn | ExportFormat::Binpack | ExportFormat::Viriformat => return,
             };
             match written {
                 Some(()) => stats.written += 1,

@@ -10,5 +10,6 @@ pub mod merge;
 pub mod relabel;
 pub mod replay;
 pub mod report;
+pub mod selfplay;
 pub mod stats;
 pub mod tune;

@@ -22,7 +22,7 @@ use crate::{
             Alternatives, GameRecord, Header, Label, LabelSource, PackedBoard, Pv, label_score,
             move_index,
         },
-        import::{binpack_games, plain_games},
+        import::Foreign,
         reader::{KbzReader, RecordError},
         writer::{BlockLimits, BlockWriter, KbzWriter},
     },
@@ -52,29 +52,19 @@ pub struct RelabelReport {
 pub enum RelabelInput {
     /// A `.kbz` file.
     Kbz(PathBuf),
-    /// A Stockfish binpack file.
-    Binpack(PathBuf),
-    /// A Stockfish plain file (`fen`, `move`, `score`, `ply`, `result`,
-    /// `e`); a record whose position follows the previous one's move
-    /// continues its game.
-    Plain(PathBuf),
+    /// Another program's training data: binpack, plain or viriformat (see
+    /// [`Foreign`]).
+    Foreign(Foreign, PathBuf),
 }
 
 impl RelabelInput {
-    /// The input a file is: binpack by its extension, `.kbz` by its
-    /// extension (an error if it does not open) or by its header; `None` for
-    /// anything else (PGN, EPD: the annotate pipeline's).
+    /// The input a file is: another program's format by its extension or
+    /// first bytes, `.kbz` by its extension (an error if it does not open)
+    /// or by its header; `None` for anything else (PGN, EPD: the annotate
+    /// pipeline's).
     pub fn detect(path: &Path) -> Result<Option<RelabelInput>, RecordError> {
-        if path.extension().is_some_and(|e| e == "binpack") {
-            return Ok(Some(RelabelInput::Binpack(path.to_path_buf())));
-        }
-        let mut head = [0u8; 4];
-        if std::fs::File::open(path)
-            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
-            .is_ok()
-            && &head == b"fen "
-        {
-            return Ok(Some(RelabelInput::Plain(path.to_path_buf())));
+        if let Some(kind) = Foreign::detect(path) {
+            return Ok(Some(RelabelInput::Foreign(kind, path.to_path_buf())));
         }
         let kbz = KbzReader::open(path).map(|_| RelabelInput::Kbz(path.to_path_buf()));
         if path.extension().is_some_and(|e| e == "kbz") {
@@ -96,8 +86,7 @@ impl RelabelInput {
                 let net = if o.net.is_empty() { String::new() } else { format!(", net {}", o.net) };
                 format!("{}: {what}{net}", p.display())
             }
-            RelabelInput::Binpack(p) => format!("{}: binpack scores", p.display()),
-            RelabelInput::Plain(p) => format!("{}: plain scores", p.display()),
+            RelabelInput::Foreign(kind, p) => format!("{}: {} scores", p.display(), kind.name()),
         })
     }
 }
@@ -324,11 +313,8 @@ fn read_batches(
                     block.map_err(AnnotateError::Input)?.2.into_iter().for_each(&mut take);
                 }
             }
-            RelabelInput::Plain(p) => {
-                plain_games(p, 0, &mut take).map_err(AnnotateError::Input)?;
-            }
-            RelabelInput::Binpack(p) => {
-                binpack_games(p, 0, &mut take).map_err(AnnotateError::Input)?;
+            RelabelInput::Foreign(kind, p) => {
+                kind.games(p, 0, &mut take).map_err(AnnotateError::Input)?;
             }
         }
     }

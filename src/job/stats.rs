@@ -15,7 +15,8 @@ use crate::{
     chess::{position::Position, types::Color},
     record::{
         chain::{ChainError, walk},
-        reader::{KbzReader, RecordError},
+        import::for_each_game,
+        reader::RecordError,
     },
     score::ScoreKind,
 };
@@ -196,9 +197,9 @@ pub enum StatsError {
     },
 }
 
-/// The statistics of `files` (`.kbz`, Stockfish `.binpack` or plain, told
-/// apart by their first bytes and, for binpack, the `.binpack`
-/// extension), summed in the order given.
+/// The statistics of `files` (`.kbz`, Stockfish `.binpack` or plain,
+/// viriformat; told apart by their first bytes and, for binpack and
+/// viriformat, their extension), summed in the order given.
 pub fn data_stats(files: &[PathBuf]) -> Result<DataStats, StatsError> {
     let mut stats = DataStats::default();
     for path in files {
@@ -212,7 +213,8 @@ pub fn data_stats(files: &[PathBuf]) -> Result<DataStats, StatsError> {
         } else if head[..n].starts_with(b"fen ") {
             plain(path, &mut stats)?;
         } else {
-            kbz(path, &mut stats)?;
+            // A .kbz, or viriformat: games as records.
+            records(path, &mut stats)?;
         }
     }
     Ok(stats)
@@ -226,30 +228,26 @@ fn outcome(result: i32) -> Outcome {
     }
 }
 
-fn kbz(path: &Path, stats: &mut DataStats) -> Result<(), StatsError> {
-    let mut reader = KbzReader::open(path)?;
-    while let Some(block) = reader.next_block() {
-        let (_, _, games) = block?;
-        for g in &games {
-            stats.games += 1;
-            walk(g, |step| {
-                let Some(label) = step.label else { return };
-                let pos = step.pos;
-                let white = match g.result {
-                    2 => Some(1),
-                    1 => Some(0),
-                    0 => Some(-1),
-                    _ => None,
-                };
-                let result = match white {
-                    Some(w) => outcome(if pos.side_to_move() == Color::White { w } else { -w }),
-                    None => Outcome::Unknown,
-                };
-                stats.add(pos, i32::from(label.score), pos.game_ply(), result);
-            })?;
-        }
-    }
-    Ok(())
+fn records(path: &Path, stats: &mut DataStats) -> Result<(), StatsError> {
+    for_each_game(path, |g| -> Result<(), StatsError> {
+        stats.games += 1;
+        walk(&g, |step| {
+            let Some(label) = step.label else { return };
+            let pos = step.pos;
+            let white = match g.result {
+                2 => Some(1),
+                1 => Some(0),
+                0 => Some(-1),
+                _ => None,
+            };
+            let result = match white {
+                Some(w) => outcome(if pos.side_to_move() == Color::White { w } else { -w }),
+                None => Outcome::Unknown,
+            };
+            stats.add(pos, i32::from(label.score), pos.game_ply(), result);
+        })?;
+        Ok(())
+    })
 }
 
 fn parse_fen(fen: &str) -> Option<Position> {

@@ -36,9 +36,12 @@ pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 /// The format version; a change to any encoded structure changes it.
 /// Version 2 records the net of the built-in search in [`Options`];
 /// version 3 adds principal variations to the labels (two block columns)
-/// and their length limit to the options. Files of versions 1 and 2 still
-/// read: their labels have no variation.
-pub const FORMAT_VERSION: u32 = 4;
+/// and their length limit to the options; version 4 ratings, multi-PV
+/// alternatives, game filters and the relabelling source; version 5 how
+/// each game ended ([`Ending`], a block column) and the settings of a
+/// self-play run ([`SelfPlayOptions`]). Files of every earlier version
+/// still read.
+pub const FORMAT_VERSION: u32 = 5;
 
 /// The longest principal variation a label keeps, in plies (as Lichess
 /// stores with its analysis).
@@ -131,6 +134,83 @@ pub struct Options {
     /// For a relabelled file, where its positions and old labels came
     /// from: each input and its labeller (empty otherwise; version 4).
     pub relabelled_from: String,
+    /// For games kibitz played itself, how (version 5).
+    pub selfplay: Option<SelfPlayOptions>,
+}
+
+/// How a self-play run made its games: openings, players and the rules
+/// that end a game before the board does. The players' search (depth or
+/// nodes, net or engine) is in [`Options`] as for any labelled file.
+#[derive(Clone, PartialEq, Eq, Debug, Default, serde::Serialize)]
+pub struct SelfPlayOptions {
+    /// The opening book's name (empty: none)...
+    pub book: String,
+    /// ... the SHA-256 of its bytes ...
+    pub book_sha256: String,
+    /// ... and its positions.
+    pub book_positions: u64,
+    /// Starts: 0 the book's (or the standard position), 1 Chess960 (both
+    /// sides the same), 2 double Fischer random (each side drawn apart).
+    pub variant: u8,
+    /// Random plies played after the opening.
+    pub random_plies: u32,
+    /// A random ply is drawn among this many best moves of a search (0:
+    /// among all legal moves)...
+    pub random_multipv: u32,
+    /// ... no more than this many centipawns below the best.
+    pub random_multipv_diff: u32,
+    /// An opening whose first search scores beyond this (centipawns) is
+    /// drawn again.
+    pub opening_score: u32,
+    /// A side resigns when the score stays beyond this ...
+    pub resign_score: u32,
+    /// ... for this many plies (0: never).
+    pub resign_plies: u32,
+    /// A game is drawn when the score stays within this ...
+    pub draw_score: u32,
+    /// ... for this many plies (0: never) ...
+    pub draw_plies: u32,
+    /// ... from this ply on.
+    pub draw_from_ply: u32,
+    /// A game ends drawn at this many plies (0: no limit).
+    pub max_plies: u32,
+    /// Games of the run (before the shard).
+    pub games: u64,
+    /// Labels of the run at most (0: no limit).
+    pub positions: u64,
+}
+
+impl Default for Options {
+    /// Nothing selected away, no limit, one shard, the default block sizes;
+    /// labels from kibitz's search with no depth or node count recorded.
+    fn default() -> Options {
+        Options {
+            label: LabelSource::Search,
+            depth: 0,
+            nodes: 0,
+            hash_mib: 0,
+            skip_plies: 0,
+            skip_check: false,
+            skip_captures: false,
+            sample_ppm: 1_000_000,
+            seed: 0,
+            dedup: false,
+            max_games: 0,
+            max_positions: 0,
+            max_bytes: 0,
+            shard: (0, 1),
+            engine: String::new(),
+            block_games: BLOCK_GAMES,
+            block_labels: BLOCK_LABELS,
+            net: String::new(),
+            net_sha256: String::new(),
+            pv_plies: 0,
+            filter: GameFilter::default(),
+            multipv: 1,
+            relabelled_from: String::new(),
+            selfplay: None,
+        }
+    }
 }
 
 impl Options {
@@ -172,12 +252,80 @@ impl Encode for Options {
         self.pv_plies.encode(e)?;
         encode_filter(&self.filter, e)?;
         self.multipv.encode(e)?;
-        self.relabelled_from.encode(e)
+        self.relabelled_from.encode(e)?;
+        match &self.selfplay {
+            None => 0u8.encode(e),
+            Some(p) => {
+                1u8.encode(e)?;
+                encode_selfplay(p, e)
+            }
+        }
     }
 }
 
-impl<Context> Decode<Context> for Options {
-    fn decode<D: bincode::de::Decoder<Context = Context>>(
+/// The self-play options' bytes (version 5): the book's name, SHA-256 and
+/// size, then every number in the order of [`SelfPlayOptions`]'s fields.
+fn encode_selfplay<E: bincode::enc::Encoder>(
+    p: &SelfPlayOptions,
+    e: &mut E,
+) -> Result<(), EncodeError> {
+    p.book.encode(e)?;
+    p.book_sha256.encode(e)?;
+    p.book_positions.encode(e)?;
+    p.variant.encode(e)?;
+    for n in [
+        p.random_plies,
+        p.random_multipv,
+        p.random_multipv_diff,
+        p.opening_score,
+        p.resign_score,
+        p.resign_plies,
+        p.draw_score,
+        p.draw_plies,
+        p.draw_from_ply,
+        p.max_plies,
+    ] {
+        n.encode(e)?;
+    }
+    p.games.encode(e)?;
+    p.positions.encode(e)
+}
+
+/// See [`encode_selfplay`].
+fn decode_selfplay<Context, D: bincode::de::Decoder<Context = Context>>(
+    d: &mut D,
+) -> Result<SelfPlayOptions, DecodeError> {
+    let (book, book_sha256, book_positions) =
+        (String::decode(d)?, String::decode(d)?, u64::decode(d)?);
+    let variant = u8::decode(d)?;
+    let mut n = [0u32; 10];
+    for v in &mut n {
+        *v = u32::decode(d)?;
+    }
+    Ok(SelfPlayOptions {
+        book,
+        book_sha256,
+        book_positions,
+        variant,
+        random_plies: n[0],
+        random_multipv: n[1],
+        random_multipv_diff: n[2],
+        opening_score: n[3],
+        resign_score: n[4],
+        resign_plies: n[5],
+        draw_score: n[6],
+        draw_plies: n[7],
+        draw_from_ply: n[8],
+        max_plies: n[9],
+        games: u64::decode(d)?,
+        positions: u64::decode(d)?,
+    })
+}
+
+impl Options {
+    /// The options as format version 4 wrote them (before self-play), from
+    /// the version 3 options on.
+    fn decode_v4<Context, D: bincode::de::Decoder<Context = Context>>(
         d: &mut D,
     ) -> Result<Options, DecodeError> {
         let v3 = OptionsV3::decode(d)?;
@@ -185,6 +333,20 @@ impl<Context> Decode<Context> for Options {
         let multipv = u32::decode(d)?;
         let relabelled_from = String::decode(d)?;
         Ok(Options { filter, multipv, relabelled_from, ..v3.into() })
+    }
+}
+
+impl<Context> Decode<Context> for Options {
+    fn decode<D: bincode::de::Decoder<Context = Context>>(
+        d: &mut D,
+    ) -> Result<Options, DecodeError> {
+        let mut options = Options::decode_v4(d)?;
+        options.selfplay = match u8::decode(d)? {
+            0 => None,
+            1 => Some(decode_selfplay(d)?),
+            _ => return Err(DecodeError::Other("self-play options: a tag other than 0 or 1")),
+        };
+        Ok(options)
     }
 }
 
@@ -316,6 +478,7 @@ impl From<OptionsV1> for Options {
             filter: GameFilter::default(),
             multipv: 1,
             relabelled_from: String::new(),
+            selfplay: None,
         }
     }
 }
@@ -364,6 +527,7 @@ impl<Context> Decode<Context> for Header {
             1 => OptionsV1::decode(d)?.into(),
             2 => OptionsV2::decode(d)?.into(),
             3 => OptionsV3::decode(d)?.into(),
+            4 => Options::decode_v4(d)?,
             _ => Options::decode(d)?,
         };
         let inputs = Vec::<InputInfo>::decode(d)?;
@@ -507,6 +671,92 @@ pub struct GameRecord {
     pub moves: Vec<u8>,
     /// Labels, in ply order.
     pub labels: Vec<Label>,
+    /// How the game ended, when kibitz knows (games it played itself).
+    pub ending: Ending,
+}
+
+/// How a game ended: what the final position says, or the rule that
+/// adjudicated it. Games read from a database say nothing
+/// ([`Ending::Unknown`]): their result is the database's.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ending {
+    /// Not recorded.
+    #[default]
+    Unknown,
+    /// The side to move is checkmated.
+    Checkmate,
+    /// The side to move has no legal move and is not in check.
+    Stalemate,
+    /// The position occurred for the third time.
+    Repetition,
+    /// A hundred plies without a capture or a pawn move.
+    FiftyMoves,
+    /// Neither side can mate.
+    InsufficientMaterial,
+    /// The score stayed beyond the resign limit: the losing side resigned.
+    Resigned,
+    /// The score stayed near zero: drawn by agreement.
+    DrawAdjudicated,
+    /// The game reached the ply limit: drawn.
+    MaxPlies,
+}
+
+impl Ending {
+    /// Every ending, in code order.
+    pub const ALL: [Ending; 9] = [
+        Ending::Unknown,
+        Ending::Checkmate,
+        Ending::Stalemate,
+        Ending::Repetition,
+        Ending::FiftyMoves,
+        Ending::InsufficientMaterial,
+        Ending::Resigned,
+        Ending::DrawAdjudicated,
+        Ending::MaxPlies,
+    ];
+
+    /// The byte a block stores.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    /// The ending of a stored byte (`Unknown` for a code this version does
+    /// not know).
+    pub fn from_code(code: u8) -> Ending {
+        Ending::ALL.get(usize::from(code)).copied().unwrap_or(Ending::Unknown)
+    }
+
+    /// Whether a rule ended the game rather than the board.
+    pub fn is_adjudication(self) -> bool {
+        matches!(self, Ending::Resigned | Ending::DrawAdjudicated | Ending::MaxPlies)
+    }
+
+    /// A PGN `[Termination]` value: `normal` where the board ended the
+    /// game, `adjudication` where a rule did (the PGN standard's words),
+    /// `unterminated` for an unknown ending.
+    pub fn termination(self) -> &'static str {
+        match self {
+            Ending::Unknown => "unterminated",
+            e if e.is_adjudication() => "adjudication",
+            _ => "normal",
+        }
+    }
+
+    /// The ending's name in summaries (`fifty_moves`, `resigned`...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Ending::Unknown => "unknown",
+            Ending::Checkmate => "checkmate",
+            Ending::Stalemate => "stalemate",
+            Ending::Repetition => "repetition",
+            Ending::FiftyMoves => "fifty_moves",
+            Ending::InsufficientMaterial => "insufficient_material",
+            Ending::Resigned => "resigned",
+            Ending::DrawAdjudicated => "draw_adjudicated",
+            Ending::MaxPlies => "max_plies",
+        }
+    }
 }
 
 impl GameRecord {
@@ -518,7 +768,16 @@ impl GameRecord {
         tags: [String; 7],
         moves: Vec<u8>,
     ) -> GameRecord {
-        GameRecord { index, start, result, tags, elo: [0; 2], moves, labels: Vec::new() }
+        GameRecord {
+            index,
+            start,
+            result,
+            tags,
+            elo: [0; 2],
+            moves,
+            labels: Vec::new(),
+            ending: Ending::Unknown,
+        }
     }
 
     /// The number of labels.
@@ -578,7 +837,7 @@ pub enum BlockError {
 ///
 /// * per game: index, start position, result, the seven tags (one column
 ///   per tag), the number of moves, and (since version 4) the two ratings
-///   (at the end of the block);
+///   and (since version 5) how the game ended (at the end of the block);
 /// * all games' moves, then all games' label bitmaps (for each game,
 ///   `(moves + 1) / 8` rounded up bytes; bit `p % 8` of byte `p / 8` set when
 ///   ply `p` is labelled);
@@ -607,6 +866,54 @@ pub struct Block {
     alt_counts: Vec<u8>,
     alt_moves: Vec<u8>,
     alt_scores: Vec<i16>,
+    endings: Vec<u8>,
+}
+
+/// A [`Block`] as format version 4 wrote it, without endings.
+#[derive(Decode)]
+pub struct BlockV4 {
+    indices: Vec<u64>,
+    starts: Vec<[u8; 32]>,
+    results: Vec<u8>,
+    tags: [Vec<String>; 7],
+    move_counts: Vec<u32>,
+    moves: Vec<u8>,
+    labelled: Vec<u8>,
+    score_low: Vec<u8>,
+    score_high: Vec<u8>,
+    bests: Vec<u8>,
+    depths: Vec<u8>,
+    pv_lens: Vec<u8>,
+    pv_moves: Vec<u8>,
+    elos: [Vec<u16>; 2],
+    alt_counts: Vec<u8>,
+    alt_moves: Vec<u8>,
+    alt_scores: Vec<i16>,
+}
+
+impl From<BlockV4> for Block {
+    fn from(b: BlockV4) -> Block {
+        Block {
+            endings: vec![0; b.indices.len()],
+            indices: b.indices,
+            starts: b.starts,
+            results: b.results,
+            tags: b.tags,
+            move_counts: b.move_counts,
+            moves: b.moves,
+            labelled: b.labelled,
+            score_low: b.score_low,
+            score_high: b.score_high,
+            bests: b.bests,
+            depths: b.depths,
+            pv_lens: b.pv_lens,
+            pv_moves: b.pv_moves,
+            elos: b.elos,
+            alt_counts: b.alt_counts,
+            alt_moves: b.alt_moves,
+            alt_scores: b.alt_scores,
+        }
+    }
 }
 
 /// A [`Block`] as format version 3 wrote it, without ratings.
@@ -630,6 +937,7 @@ pub struct BlockV3 {
 impl From<BlockV3> for Block {
     fn from(b: BlockV3) -> Block {
         Block {
+            endings: vec![0; b.indices.len()],
             elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
             alt_counts: vec![0; b.score_low.len()],
             alt_moves: Vec::new(),
@@ -672,6 +980,7 @@ impl From<BlockV2> for Block {
         Block {
             pv_lens: vec![0; b.score_low.len()],
             pv_moves: Vec::new(),
+            endings: vec![0; b.indices.len()],
             elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
             alt_counts: vec![0; b.score_low.len()],
             alt_moves: Vec::new(),
@@ -704,6 +1013,7 @@ impl Block {
             }
             b.elos[0].push(g.elo[0]);
             b.elos[1].push(g.elo[1]);
+            b.endings.push(g.ending.code());
             b.move_counts.push(g.moves.len() as u32);
             b.moves.extend_from_slice(&g.moves);
             let mut bitmap = vec![0u8; (g.moves.len() + 1).div_ceil(8)];
@@ -741,6 +1051,7 @@ impl Block {
             || self.move_counts.len() != n
             || self.tags.iter().any(|t| t.len() != n)
             || self.elos.iter().any(|e| e.len() != n)
+            || self.endings.len() != n
         {
             return Err(BlockError::GameColumns);
         }
@@ -774,6 +1085,7 @@ impl Block {
                 moves,
             );
             g.elo = [self.elos[0][i], self.elos[1][i]];
+            g.ending = Ending::from_code(self.endings[i]);
             let mut white: i16 = 0;
             for p in (0..=count).filter(|&p| bitmap[p / 8] & (1 << (p % 8)) != 0) {
                 if label_at >= labels {
@@ -1048,6 +1360,16 @@ mod tests {
         });
         options.filter = filter;
         options.multipv = 3;
+        options.selfplay = Some(SelfPlayOptions {
+            book: "noob_3moves.epd.zst".into(),
+            book_positions: 150_932,
+            variant: 2,
+            random_plies: 8,
+            resign_score: 2000,
+            resign_plies: 4,
+            games: 1000,
+            ..SelfPlayOptions::default()
+        });
         let encoded = bincode::encode_to_vec(&options, config()).unwrap();
         let (back, used): (Options, usize) =
             bincode::decode_from_slice(&encoded, config()).unwrap();

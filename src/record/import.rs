@@ -1,7 +1,9 @@
 //! Other programs' training data read as game records: Stockfish's binpack
-//! (its chains become games) and plain text (a record whose position
-//! follows the previous one's move continues its game), each position
-//! labelled with the file's score and its move played as best move.
+//! (its chains become games), plain text (a record whose position follows
+//! the previous one's move continues its game) and viriformat (games as
+//! they are), each position labelled with the file's score and its move
+//! played as best move. [`for_each_game`] reads any of them, or a `.kbz`,
+//! the same way.
 
 use std::path::Path;
 
@@ -9,7 +11,8 @@ use crate::{
     chess::{position::Position, types::Color},
     record::{
         format::{Alternatives, GameRecord, Label, PackedBoard, Pv, label_score, move_index},
-        reader::RecordError,
+        reader::{KbzReader, RecordError},
+        viriformat,
     },
 };
 
@@ -169,4 +172,122 @@ pub fn plain_games(
         games += 1;
     }
     Ok(games)
+}
+
+/// The games of a viriformat file (plain, or zstd-compressed), numbered from
+/// `first`; calls `f` with each.
+pub fn viriformat_games(
+    path: &Path,
+    first: u64,
+    f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    let bad =
+        |offset: u64, message: String| RecordError { path: path.to_path_buf(), offset, message };
+    let mut file = std::fs::File::open(path).map_err(|e| bad(0, format!("cannot open: {e}")))?;
+    let mut magic = [0u8; 4];
+    let zstd = std::io::Read::read(&mut file, &mut magic).is_ok_and(|n| n == 4)
+        && magic == [0x28, 0xb5, 0x2f, 0xfd];
+    let file = std::fs::File::open(path).map_err(|e| bad(0, format!("cannot open: {e}")))?;
+    let read = if zstd {
+        let decoder = zstd::Decoder::new(file).map_err(|e| bad(0, e.to_string()))?;
+        viriformat::read_games(&mut std::io::BufReader::new(decoder), first, f)
+    } else {
+        viriformat::read_games(&mut std::io::BufReader::new(file), first, f)
+    };
+    read.map_err(|(offset, message)| {
+        let what = if zstd { " of decompressed text" } else { "" };
+        bad(offset, format!("{message} (byte {offset}{what})"))
+    })
+}
+
+/// A file of labelled positions in another program's format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Foreign {
+    /// Stockfish's binpack (`.binpack`).
+    Binpack,
+    /// Stockfish's plain text (its first bytes are `fen `).
+    Plain,
+    /// viriformat (`.vf`, `.viri`, `.viriformat`; plain or zstd).
+    Viriformat,
+}
+
+impl Foreign {
+    /// What `path` is, by its extension and first bytes; `None` for
+    /// anything else (a `.kbz`, PGN, EPD).
+    pub fn detect(path: &Path) -> Option<Foreign> {
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let stem_ext = path
+            .file_stem()
+            .and_then(|s| Path::new(s).extension())
+            .and_then(|e| e.to_str())
+            .unwrap_or("");
+        if ext == "binpack" {
+            return Some(Foreign::Binpack);
+        }
+        if ["vf", "viri", "viriformat"].contains(&ext)
+            || (ext == "zst" && ["vf", "viri", "viriformat"].contains(&stem_ext))
+        {
+            return Some(Foreign::Viriformat);
+        }
+        let mut head = [0u8; 4];
+        (std::fs::File::open(path)
+            .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+            .is_ok()
+            && &head == b"fen ")
+            .then_some(Foreign::Plain)
+    }
+
+    /// The format's name in messages and headers.
+    pub fn name(self) -> &'static str {
+        match self {
+            Foreign::Binpack => "binpack",
+            Foreign::Plain => "plain",
+            Foreign::Viriformat => "viriformat",
+        }
+    }
+
+    /// The games of `path` in this format, numbered from `first`.
+    pub fn games(
+        self,
+        path: &Path,
+        first: u64,
+        f: impl FnMut(GameRecord),
+    ) -> Result<u64, RecordError> {
+        match self {
+            Foreign::Binpack => binpack_games(path, first, f),
+            Foreign::Plain => plain_games(path, first, f),
+            Foreign::Viriformat => viriformat_games(path, first, f),
+        }
+    }
+}
+
+/// Every game of `path`, a `.kbz` or a file [`Foreign::detect`] knows, in
+/// order, numbered as the file has them (a `.kbz`) or from 0; `f` may stop
+/// the reading with an error of its own.
+pub fn for_each_game<E: From<RecordError>>(
+    path: &Path,
+    mut f: impl FnMut(GameRecord) -> Result<(), E>,
+) -> Result<(), E> {
+    match Foreign::detect(path) {
+        Some(kind) => {
+            let mut failed = None;
+            kind.games(path, 0, |g| {
+                if failed.is_none()
+                    && let Err(e) = f(g)
+                {
+                    failed = Some(e);
+                }
+            })?;
+            failed.map_or(Ok(()), Err)
+        }
+        None => {
+            let mut reader = KbzReader::open(path)?;
+            while let Some(block) = reader.next_block() {
+                for g in block?.2 {
+                    f(g)?;
+                }
+            }
+            Ok(())
+        }
+    }
 }

@@ -9,4 +9,5 @@ pub mod import;
 pub mod position_key;
 pub mod reader;
 pub mod shape;
+pub mod viriformat;
 pub mod writer;

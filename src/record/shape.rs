@@ -7,6 +7,10 @@
 //! The rules run in this order, and a label is counted under the first
 //! that drops it:
 //!
+//! 0. the selection annotate makes at labelling (`skip_plies`,
+//!    `skip_check`, `skip_captures`), for files labelled at every position
+//!    (self-play keeps them all: every move is searched anyway, and
+//!    viriformat wants every move of a game);
 //! 1. `max_score`: a score beyond ±N centipawns, or a mate;
 //! 2. `wdl_consistency`: the game's result has a probability below P under
 //!    the win-rate model nnue-pytorch's loader filters with (Stockfish's
@@ -32,6 +36,14 @@ use crate::{
 /// The rules of one export.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ShapeRules {
+    /// Selection as annotate makes it: leave out positions before this ply
+    /// of their game's chain...
+    pub skip_plies: u32,
+    /// ... positions in check ...
+    pub skip_check: bool,
+    /// ... and positions whose best move (the move played, without one)
+    /// captures or promotes.
+    pub skip_captures: bool,
     /// Drop scores beyond ±N centipawns, and mates.
     pub max_score: Option<i32>,
     /// Drop labels whose game's result has a probability below this.
@@ -76,6 +88,9 @@ impl ShapeRules {
 pub struct ShapeStats {
     /// Labels read.
     pub labels: u64,
+    /// Dropped by the selection (`skip_plies`, `skip_check`,
+    /// `skip_captures`).
+    pub selection: u64,
     /// Dropped for their score.
     pub max_score: u64,
     /// Dropped for contradicting their game's result.
@@ -115,6 +130,7 @@ struct Seen {
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Rule {
+    Selection,
     MaxScore,
     Wdl,
 }
@@ -149,8 +165,16 @@ impl Shaper {
             let pos = step.pos;
             let score = i32::from(label.score);
             let kind = ScoreKind::from_score(score);
+            let r = &self.rules;
             let mut dropped_by = None;
-            if let Some(limit) = self.rules.max_score {
+            let capture = step.best.or(step.played).is_some_and(|m| pos.is_capture_or_promotion(m));
+            if step.ply < r.skip_plies as usize
+                || (r.skip_check && pos.in_check())
+                || (r.skip_captures && capture)
+            {
+                dropped_by = Some(Rule::Selection);
+            }
+            if let Some(limit) = self.rules.max_score.filter(|_| dropped_by.is_none()) {
                 let beyond = match kind {
                     ScoreKind::Cp(cp) => cp.abs() > limit,
                     ScoreKind::Mate(_) => true,
@@ -238,6 +262,7 @@ impl Shaper {
         for (label, s) in record.labels.iter().zip(&seen) {
             self.stats.labels += 1;
             match s.dropped_by {
+                Some(Rule::Selection) => self.stats.selection += 1,
                 Some(Rule::MaxScore) => self.stats.max_score += 1,
                 Some(Rule::Wdl) => self.stats.wdl_consistency += 1,
                 None => {
