@@ -266,12 +266,18 @@ impl AccumulatorStack {
             }
         };
         match found {
+            Some(from) if from + 1 == top => {
+                self.step(net, states[top].dirty.entries(), top, side, pos.king(side));
+                self.entries[top].key[s] = Some(states[top].key);
+            }
             Some(from) => {
-                let king_sq = pos.king(side);
-                for (j, st) in states.iter().enumerate().take(top + 1).skip(from + 1) {
-                    self.step(net, st.dirty.entries(), j, side, king_sq);
-                    self.entries[j].key[s] = Some(st.key);
-                }
+                // Several moves at once, in one pass over the row: the
+                // sums are the same integers (wrapping adds commute), and
+                // a piece that moved twice costs two rows, not four. The
+                // states between keep what they held: an entry is only
+                // used when its key matches.
+                self.jump(net, &states[from + 1..=top], from, top, side, pos.king(side));
+                self.entries[top].key[s] = Some(states[top].key);
             }
             None => {
                 self.stats.refreshes += 1;
@@ -280,6 +286,52 @@ impl AccumulatorStack {
                 e.key[s] = Some(states[top].key);
             }
         }
+    }
+
+    /// Computes entry `top` from entry `from` and the pieces the moves of
+    /// `between` (the states after `from`, up to `top`) changed.
+    fn jump(
+        &mut self,
+        net: &Network,
+        between: &[crate::chess::state::StateInfo],
+        from: usize,
+        top: usize,
+        side: Color,
+        king: Square,
+    ) {
+        self.stats.steps += between.len() as u64;
+        let mut add: Vec<usize> = Vec::with_capacity(16);
+        let mut sub: Vec<usize> = Vec::with_capacity(16);
+        for st in between {
+            for e in st.dirty.entries() {
+                if let Some(from_sq) = e.from {
+                    let f = features::index(side, from_sq, e.piece, king);
+                    // A feature added by an earlier move and removed now
+                    // cancels.
+                    match add.iter().position(|&a| a == f) {
+                        Some(k) => {
+                            add.swap_remove(k);
+                        }
+                        None => sub.push(f),
+                    }
+                }
+                if let Some(to) = e.to {
+                    let f = features::index(side, to, e.piece, king);
+                    match sub.iter().position(|&x| x == f) {
+                        Some(k) => {
+                            sub.swap_remove(k);
+                        }
+                        None => add.push(f),
+                    }
+                }
+            }
+        }
+        let s = side.to_usize();
+        let (before, after) = self.entries.split_at_mut(top);
+        let (src, dst) = (&before[from].acc, &mut after[0].acc);
+        simd::apply(&mut dst.values[s], &src.values[s], &net.ft_weights, &add, &sub);
+        dst.psqt[s] = src.psqt[s];
+        add_psqt(&mut dst.psqt[s], net, &add, &sub);
     }
 
     /// Computes entry `j` from entry `j - 1` and the pieces the move

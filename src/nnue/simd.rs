@@ -1,7 +1,8 @@
-//! The net's arithmetic, twice: in AVX2 (compiled where the build targets
-//! it: kibitz builds with `target-cpu=native`) and in portable code (every
-//! build; LLVM vectorizes it with what the target has, SSE2 on any x86-64).
-//! The functions at this module's top level are the fastest the build has.
+//! The net's arithmetic, three times: in AVX-512 with VNNI and in AVX2
+//! (each compiled where the build targets it: kibitz builds with
+//! `target-cpu=native`) and in portable code (every build; LLVM vectorizes
+//! it with what the target has, SSE2 on any x86-64). The functions at this
+//! module's top level are the fastest the build has.
 //!
 //! Both give the same integers, as Stockfish's paths do: the accumulators
 //! add and subtract `i16` with wrap-around; the first layer's products fit
@@ -315,14 +316,207 @@ pub mod avx2 {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+/// The AVX-512 kernels (with VNNI's `vpdpbusd`): a row of the accumulator
+/// is 32 registers of 512 bits, all held at once, and the first layer
+/// multiplies a block of four inputs by its sixteen outputs' weights in one
+/// instruction. Compiled where the build targets AVX-512BW and VNNI.
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512bw", target_feature = "avx512vnni"))]
+pub mod avx512 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// 512-bit registers per row: all 32 of AVX-512's hold a row, so each
+    /// added or subtracted weight row is read once.
+    const ROW_REGS: usize = L1 / 32;
+
+    /// See [`portable::apply_in_place`].
+    pub fn apply_in_place(acc: &mut Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        let dst = acc.0.as_mut_ptr().cast::<__m512i>();
+        row(dst.cast_const(), dst, weights, add, sub);
+    }
+
+    /// See [`portable::apply`].
+    pub fn apply(dst: &mut Row, src: &Row, weights: &[Row], add: &[usize], sub: &[usize]) {
+        row(src.0.as_ptr().cast(), dst.0.as_mut_ptr().cast(), weights, add, sub);
+    }
+
+    /// `dst = src + Σ add - Σ sub` over a row (`src` may be `dst`).
+    fn row(src: *const __m512i, dst: *mut __m512i, weights: &[Row], add: &[usize], sub: &[usize]) {
+        // Safety: `src` and `dst` point at rows of `L1` i16, that is
+        // `ROW_REGS` registers, aligned to 64 bytes (`Row` is `align(64)`);
+        // the weight rows are rows too. AVX-512BW is enabled at compile
+        // time (this module's cfg).
+        unsafe {
+            let mut r: [__m512i; ROW_REGS] =
+                std::array::from_fn(|k| _mm512_load_si512(src.add(k).cast()));
+            for &i in add {
+                let w = weights[i].0.as_ptr().cast::<__m512i>();
+                for (k, reg) in r.iter_mut().enumerate() {
+                    *reg = _mm512_add_epi16(*reg, _mm512_load_si512(w.add(k).cast()));
+                }
+            }
+            for &i in sub {
+                let w = weights[i].0.as_ptr().cast::<__m512i>();
+                for (k, reg) in r.iter_mut().enumerate() {
+                    *reg = _mm512_sub_epi16(*reg, _mm512_load_si512(w.add(k).cast()));
+                }
+            }
+            for (k, reg) in r.iter().enumerate() {
+                _mm512_store_si512(dst.add(k).cast(), *reg);
+            }
+        }
+    }
+
+    /// See [`portable::transform`].
+    pub fn transform(us: &Row, them: &Row, out: &mut [u8; L1]) {
+        for (half, row) in [us, them].into_iter().enumerate() {
+            // Safety: a row is `ROW_REGS` aligned registers, its halves
+            // `ROW_REGS / 2` each, read in pairs (`2 * j + 1 < ROW_REGS /
+            // 2`); `out` has room for `L1 / 2` bytes at `half * L1 / 2`,
+            // written 64 at a time (unaligned stores). AVX-512BW is enabled
+            // at compile time.
+            unsafe {
+                let in0 = row.0.as_ptr().cast::<__m512i>();
+                let in1 = in0.add(ROW_REGS / 2);
+                let dst = out.as_mut_ptr().add(half * L1 / 2).cast::<__m512i>();
+                let zero = _mm512_setzero_si512();
+                let top = _mm512_set1_epi16(127);
+                let clip = |p: *const __m512i| {
+                    _mm512_max_epi16(_mm512_min_epi16(_mm512_load_si512(p.cast()), top), zero)
+                };
+                // The pack interleaves the two registers by 128-bit lane;
+                // the permutation of 64-bit words puts them back in order.
+                let order = _mm512_set_epi64(7, 5, 3, 1, 6, 4, 2, 0);
+                for j in 0..ROW_REGS / 4 {
+                    let pa = _mm512_mullo_epi16(clip(in0.add(2 * j)), clip(in1.add(2 * j)));
+                    let pb = _mm512_mullo_epi16(clip(in0.add(2 * j + 1)), clip(in1.add(2 * j + 1)));
+                    let packed =
+                        _mm512_packs_epi16(_mm512_srli_epi16(pa, 7), _mm512_srli_epi16(pb, 7));
+                    _mm512_storeu_si512(dst.add(j).cast(), _mm512_permutexvar_epi64(order, packed));
+                }
+            }
+        }
+    }
+
+    /// See [`portable::fc0`]: only the 4-byte blocks of inputs with a
+    /// non-zero byte are multiplied, each by its 16 outputs' 64 weight bytes
+    /// ([`LayerStack::fc0_blocks`]) in one `vpdpbusd`, which sums the four
+    /// products of each output exactly in `i32`.
+    pub fn fc0(input: &[u8; L1], stack: &LayerStack) -> [i32; L2] {
+        // Room for a full write of 16 indices past the last block found.
+        let mut blocks = [0i32; L1 / 4 + 16];
+        let mut n = 0;
+        // Safety: `input` is `L1` bytes, read 64 at a time for `c < L1 / 64`
+        // (unaligned loads) and as 4-byte words at block indices below `L1 /
+        // 4`; `n + 16 <= L1 / 4 + 16` at every store of 16 indices;
+        // `fc0_blocks[j]` is 64 bytes (one unaligned load); the biases and
+        // the output are 16 `i32`. AVX-512BW and VNNI are enabled at compile
+        // time.
+        unsafe {
+            let x = input.as_ptr().cast::<__m512i>();
+            let words = input.as_ptr().cast::<i32>();
+            // The indices of the blocks with a non-zero byte, 16 blocks at a
+            // time, compressed into place without a branch per block.
+            let mut index = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+            let sixteen = _mm512_set1_epi32(16);
+            for c in 0..L1 / 64 {
+                let v = _mm512_loadu_si512(x.add(c).cast());
+                let nonzero = _mm512_test_epi32_mask(v, v);
+                let found = _mm512_maskz_compress_epi32(nonzero, index);
+                _mm512_storeu_si512(blocks.as_mut_ptr().add(n).cast(), found);
+                n += nonzero.count_ones() as usize;
+                index = _mm512_add_epi32(index, sixteen);
+            }
+            let mut acc = _mm512_loadu_si512(stack.fc0_biases.as_ptr().cast());
+            let mut acc2 = _mm512_setzero_si512();
+            // Two blocks at a time into two sums, which keeps both
+            // multipliers busy.
+            let pairs = blocks[..n].chunks_exact(2);
+            let rest = pairs.remainder();
+            for pair in pairs {
+                let (j, k) = (pair[0] as usize, pair[1] as usize);
+                let xj = _mm512_set1_epi32(words.add(j).read_unaligned());
+                let xk = _mm512_set1_epi32(words.add(k).read_unaligned());
+                let wj = _mm512_loadu_si512(stack.fc0_blocks[j].as_ptr().cast());
+                let wk = _mm512_loadu_si512(stack.fc0_blocks[k].as_ptr().cast());
+                acc = _mm512_dpbusd_epi32(acc, xj, wj);
+                acc2 = _mm512_dpbusd_epi32(acc2, xk, wk);
+            }
+            for &j in rest {
+                let j = j as usize;
+                let xj = _mm512_set1_epi32(words.add(j).read_unaligned());
+                let w = _mm512_loadu_si512(stack.fc0_blocks[j].as_ptr().cast());
+                acc = _mm512_dpbusd_epi32(acc, xj, w);
+            }
+            let mut out = [0i32; L2];
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), _mm512_add_epi32(acc, acc2));
+            out
+        }
+    }
+
+    /// See [`portable::fc1`]: a block of 4 inputs at a time times its 32
+    /// outputs' weights ([`LayerStack::fc1_blocks`]), two registers.
+    pub fn fc1(input: &[u8; L2_INPUTS], stack: &LayerStack) -> [i32; L3] {
+        // Safety: `input` is 32 bytes, read as 8 4-byte words;
+        // `fc1_blocks[j]` is 128 bytes, read in two 64-byte halves; the
+        // biases and the output are 32 `i32`, 2 registers. AVX-512BW and
+        // VNNI are enabled at compile time.
+        unsafe {
+            let b = stack.fc1_biases.as_ptr().cast::<__m512i>();
+            let mut lo = _mm512_loadu_si512(b.cast());
+            let mut hi = _mm512_loadu_si512(b.add(1).cast());
+            let words = input.as_ptr().cast::<i32>();
+            for j in 0..L2_INPUTS / 4 {
+                let word = words.add(j).read_unaligned();
+                if word == 0 {
+                    continue;
+                }
+                let xj = _mm512_set1_epi32(word);
+                let w = stack.fc1_blocks[j].as_ptr().cast::<__m512i>();
+                lo = _mm512_dpbusd_epi32(lo, xj, _mm512_loadu_si512(w.cast()));
+                hi = _mm512_dpbusd_epi32(hi, xj, _mm512_loadu_si512(w.add(1).cast()));
+            }
+            let mut out = [0i32; L3];
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), lo);
+            _mm512_storeu_si512(out.as_mut_ptr().add(16).cast(), hi);
+            out
+        }
+    }
+
+    /// See [`portable::fc2`] (32 inputs: the AVX2 kernel's width).
+    pub fn fc2(input: &[u8; L2_INPUTS], stack: &LayerStack) -> i32 {
+        super::avx2::fc2(input, stack)
+    }
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx2",
+    not(all(target_feature = "avx512bw", target_feature = "avx512vnni"))
+))]
 pub use avx2::{apply, apply_in_place, fc0, fc1, fc2, transform};
+#[cfg(all(
+    target_arch = "x86_64",
+    target_feature = "avx512bw",
+    target_feature = "avx512vnni"
+))]
+pub use avx512::{apply, apply_in_place, fc0, fc1, fc2, transform};
 #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
 pub use portable::{apply, apply_in_place, fc0, fc1, fc2, transform};
 
 /// The name of the kernels this build uses.
-pub const KERNELS: &str =
-    if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) { "avx2" } else { "portable" };
+pub const KERNELS: &str = if cfg!(all(
+    target_arch = "x86_64",
+    target_feature = "avx512bw",
+    target_feature = "avx512vnni"
+)) {
+    "avx512"
+} else if cfg!(all(target_arch = "x86_64", target_feature = "avx2")) {
+    "avx2"
+} else {
+    "portable"
+};
 
 /// Stockfish's `SqrClippedReLU`: `x²` scaled down by `2^19` (twice the
 /// weight scale, then 128), at most 127.
@@ -432,6 +626,18 @@ mod tests {
             let mut sparse2 = small;
             sparse2[..16].fill(0);
             assert_eq!(fc1(&sparse2, stack), portable::fc1(&sparse2, stack));
+            // The AVX2 kernels too, where a wider set is the default.
+            #[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+            {
+                let (mut x2, mut t3) = (Row::ZERO, [0u8; L1]);
+                avx2::apply(&mut x2, &a, &net.ft_weights, &add, &sub);
+                assert_eq!(x2, y);
+                avx2::transform(&a, &b, &mut t3);
+                assert_eq!(t3, t2);
+                assert_eq!(avx2::fc0(&sparse, stack), portable::fc0(&sparse, stack));
+                assert_eq!(avx2::fc0(&full, stack), portable::fc0(&full, stack));
+                assert_eq!(avx2::fc1(&small, stack), portable::fc1(&small, stack));
+            }
         }
     }
 }
