@@ -9,6 +9,7 @@ through python-chess's engine module: one thread, Hash 16, a fresh
     python3 scripts/search_quality.py agreement --positions 1000 --depths 6 7 8 9 10 11 12
     python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10
     python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10 --driver pipe
+    python3 scripts/search_quality.py sources  --positions 100 --depths 7 8 9 10 11 12 --net NET
 
 suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
@@ -20,6 +21,12 @@ agreement: best-move agreement of both engines with Stockfish's own depth-16
            depth, a paired comparison with Stockfish depth 8 (the
            yardstick): positions only one of them gets right, and the exact
            McNemar p-value of the difference.
+sources:   per kind of position the shared data holds (Lichess 2016 and
+           2025, TWIC, CCRL, a club player's chess.com games, an old master
+           database, TCEC, the EPD suites): agreement with Stockfish depth
+           16 (cached per source), positions per second, nodes per position
+           and the Win% gap of kibitz at --depths and Stockfish at
+           --sf-depths, raw UCI over pipes; then whether each goal is met.
 speed:     positions per second of both engines at each depth, same
            positions, same run (the engines take turns position by
            position; --rounds rounds, medians), and the ratio. `--driver pipe` speaks UCI
@@ -68,9 +75,69 @@ def sample_positions(n, seed=1):
     rng = random.Random(seed)
     out = []
     while len(out) < n:
-        moves = rng.choice(games)
+        start, moves = rng.choice(games)
         ply = rng.randrange(10, len(moves))
-        b = chess.Board()
+        b = start.copy()
+        for m in moves[:ply]:
+            b.push(m)
+        if not b.is_game_over():
+            out.append(b.fen())
+    return out
+
+
+# Every kind of position the shared data holds: games of players of every
+# level and of engines, and test suites. Each source is sampled with its
+# own seed, so a source's positions do not change when others are added.
+SOURCES = {
+    "lichess2016": "pgn/lichess/lichess-org_database_2016-05.pgn.zst",
+    "lichess2025": "pgn/real/lichess_db_standard_rated_2025-05_1000k.pgn.zst",
+    "twic": "pgn/real/twic1599_1000k.pgn.zst",
+    "ccrl": "pgn/real/ccrl_blitz_Obsidian_2025.pgn.zst",
+    "chesscom": "pgn/real/chesscom_kyle_b81_2021.pgn.zst",
+    "oldmaster": "pgn/real/play-like-tal_Tal_3110.pgn.zst",
+    "tcec": "pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst",
+    "enginegames": "pgn/real/cutechess_avalanche_selfplay_2022-02.pgn.zst",
+    "suites": None,
+}
+
+
+def games_of(path):
+    """The (start, main line) of a PGN file's standard-chess games of more
+    than 12 plies, read without errors (a [FEN] start, as engine matches
+    from an opening book have, is kept)."""
+    games = []
+    handle = io.StringIO(zstd_text(os.path.join(SHARED, path)))
+    while True:
+        g = chess.pgn.read_game(handle)
+        if g is None:
+            break
+        if g.errors or g.headers.get("Variant", "Standard") not in ("Standard", "standard"):
+            continue
+        moves = list(g.mainline_moves())
+        if len(moves) > 12:
+            games.append((g.board(), moves))
+    return games
+
+
+def sample_source(name, n, seed=1):
+    """n positions of a source: a random game and a random ply from 10 to
+    its end (no finished position); for `suites`, positions of the EPD test
+    suites (STS, WAC, Bratko-Kopec, BT-2450, Kaufman) drawn at random."""
+    rng = random.Random(f"{name}:{seed}")
+    if name == "suites":
+        fens = []
+        for path in ["epd/STS1-STS15_LAN_v3.epd.zst", "epd/arasan_wac_original.epd",
+                     "epd/bratko-kopec.epd", "epd/BT2450.epd", "epd/chess-epds_kaufman.epd"]:
+            for board, _ in read_epd(os.path.join(SHARED, path)):
+                if board.is_valid() and not board.is_game_over():
+                    fens.append(board.fen())
+        return rng.sample(fens, min(n, len(fens)))
+    games = games_of(SOURCES[name])
+    out = []
+    while len(out) < n:
+        start, moves = rng.choice(games)
+        ply = rng.randrange(10, len(moves))
+        b = start.copy()
         for m in moves[:ply]:
             b.push(m)
         if not b.is_game_over():
@@ -219,21 +286,31 @@ class PipeEngine:
 
     def search(self, fen, depth):
         """Returns (bestmove, nodes) for a fresh search of `fen`."""
+        best, nodes, _ = self.search_scored(fen, depth)
+        return best, nodes
+
+    def search_scored(self, fen, depth):
+        """Returns (bestmove, nodes, score in centipawns from the side to
+        move, mates as +-10000) for a fresh search of `fen`."""
         self.send("ucinewgame")
         self.send("isready")
         self.wait("readyok")
         self.send(f"position fen {fen}")
         self.send(f"go depth {depth}")
-        nodes = 0
+        nodes, score = 0, 0
         while True:
             line = self.p.stdout.readline()
             if not line:
                 raise RuntimeError("engine exited")
-            if line.startswith("info") and " nodes " in line:
+            if line.startswith("info") and " score " in line:
                 words = line.split()
-                nodes = int(words[words.index("nodes") + 1])
+                if "nodes" in words:
+                    nodes = int(words[words.index("nodes") + 1])
+                i = words.index("score")
+                kind, value = words[i + 1], int(words[i + 2])
+                score = value if kind == "cp" else (10000 if value > 0 else -10000)
             elif line.startswith("bestmove"):
-                return line.split()[1], nodes
+                return line.split()[1], nodes, score
 
     def quit(self):
         self.send("quit")
@@ -279,6 +356,84 @@ def cmd_speed(args):
               flush=True)
     for e in engines.values():
         e.quit()
+
+
+def source_reference(name, fens, depth=16):
+    """Stockfish's depth-`depth` (bestmove, score) of a source's positions,
+    cached in target/ by source, count and a hash of the positions."""
+    import hashlib
+    digest = hashlib.sha256("\n".join(fens).encode()).hexdigest()[:12]
+    cache = os.path.join(ROOT, "target", f"sf-d{depth}-{name}-{len(fens)}-{digest}.json")
+    if os.path.exists(cache):
+        return json.load(open(cache))
+    sf = PipeEngine("stockfish")
+    res = []
+    for fen in fens:
+        best, _, score = sf.search_scored(fen, depth)
+        res.append((best, score))
+    sf.quit()
+    os.makedirs(os.path.dirname(cache), exist_ok=True)
+    json.dump(res, open(cache, "w"))
+    return res
+
+
+def run_depth(engine, fens, depth):
+    """(results [(bestmove, score)], seconds, mean nodes) of fresh searches."""
+    res, nodes = [], 0
+    start = time.perf_counter()
+    for fen in fens:
+        best, n, score = engine.search_scored(fen, depth)
+        res.append((best, score))
+        nodes += n
+    return res, time.perf_counter() - start, nodes / len(fens)
+
+
+def cmd_sources(args):
+    """Per source: agreement with Stockfish depth 16, positions per second,
+    nodes per position and the mean Win% gap of kibitz at `--depths` and of
+    Stockfish at `--sf-depths`, both over raw UCI pipes, one thread, Hash 16,
+    ucinewgame before every position; then the goals' rows."""
+    names = args.sources or list(SOURCES)
+    engines = {"kibitz": PipeEngine("kibitz"), "stockfish": PipeEngine("stockfish")}
+    print(f"{args.positions} positions per source; reference: Stockfish 15.1 depth 16; "
+          f"kibitz {'with the net ' + os.path.basename(NET) if NET else 'hand-written'}; "
+          f"raw UCI over pipes, one thread, Hash 16, ucinewgame before each position")
+    summary = []
+    for name in names:
+        fens = sample_source(name, args.positions)
+        ref = source_reference(name, fens)
+        rows = {}
+        # The engines take turns (kibitz d7, Stockfish d7, kibitz d8, ...), so
+        # that a slow spell of a shared machine falls on both.
+        runs = sorted([("kibitz", d) for d in args.depths] + [("stockfish", d) for d in args.sf_depths],
+                      key=lambda r: (r[1], r[0]))
+        for kind, depth in runs:
+            res, secs, nodes = run_depth(engines[kind], fens, depth)
+            agree = sum(1 for (m, _), (r, _) in zip(res, ref) if m == r) / len(fens)
+            rows[(kind, depth)] = (len(fens) / secs, agree, nodes, mean_win_gap(res, ref))
+            print(f"{name:<12} {kind:<9} d{depth:<3} {len(fens) / secs:>8.1f} pos/s "
+                  f"{agree:>6.1%} agree {nodes:>8.0f} nodes/pos {rows[(kind, depth)][3]:>6.2f} Win% gap",
+                  flush=True)
+        summary.append((name, rows))
+    for e in engines.values():
+        e.quit()
+    print("\ngoals: some kibitz depth at least Stockfish d8's agreement at >= 1.8x its pos/s; "
+          "at Stockfish d10's agreement, >= 1.5x its pos/s")
+    for name, rows in summary:
+        for sf_depth, goal in ((8, 1.8), (10, 1.5)):
+            if ("stockfish", sf_depth) not in rows:
+                continue
+            sf_rate, sf_agree, _, _ = rows[("stockfish", sf_depth)]
+            reach = [(d, r) for (k, d), r in rows.items() if k == "kibitz" and r[1] >= sf_agree]
+            if reach:
+                d, (rate, agree, _, _) = min(reach, key=lambda x: x[0])
+                verdict = "met" if rate / sf_rate >= goal else "not met"
+                print(f"{name:<12} SF d{sf_depth} {sf_agree:.1%} at {sf_rate:.1f} pos/s: kibitz d{d} "
+                      f"{agree:.1%} at {rate:.1f} pos/s, {rate / sf_rate:.2f}x (goal {goal}x: {verdict})")
+            else:
+                best = max(((d, r) for (k, d), r in rows.items() if k == "kibitz"), key=lambda x: x[1][1])
+                print(f"{name:<12} SF d{sf_depth} {sf_agree:.1%}: no kibitz depth reaches it "
+                      f"(best d{best[0]} {best[1][1]:.1%})")
 
 
 def read_epd(path):
@@ -332,7 +487,7 @@ def cmd_suites(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["suites", "agreement", "speed"])
+    p.add_argument("command", choices=["suites", "agreement", "speed", "sources"])
     p.add_argument("--positions", type=int, default=1000)
     p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
     p.add_argument("--driver", choices=["python-chess", "pipe"], default="python-chess",
@@ -340,12 +495,17 @@ def main():
     p.add_argument("--kibitz-only", action="store_true",
                    help="agreement: run kibitz alone (Stockfish's depth-16 reference is cached in target/)")
     p.add_argument("--rounds", type=int, default=3, help="speed: rounds over the positions (medians)")
+    p.add_argument("--sources", nargs="+", choices=list(SOURCES),
+                   help="sources: the sources to sample (default: all)")
+    p.add_argument("--sf-depths", type=int, nargs="+", default=[7, 8, 9, 10],
+                   help="sources: Stockfish's depths")
     p.add_argument("--net", default=os.environ.get("KIBITZ_NET"),
                    help="kibitz evaluates with this Stockfish 15.1 net (its EvalFile); default KIBITZ_NET")
     args = p.parse_args()
     global NET
     NET = os.path.abspath(args.net) if args.net else None
-    {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed}[args.command](args)
+    {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed,
+     "sources": cmd_sources}[args.command](args)
 
 
 if __name__ == "__main__":

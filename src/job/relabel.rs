@@ -13,9 +13,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::{
-    chess::mv::Move,
+    chess::{mv::Move, position::Position},
     job::annotate::{AnnotateError, AnnotateSettings, Annotation},
-    label::{LabelContext, Labeller, LabellerPool, search::SearchLabeller},
+    label::{self, LabelContext, Labeller, LabellerPool, search::SearchLabeller},
     record::{
         chain::{ChainError, walk},
         format::{
@@ -100,7 +100,8 @@ struct Counts {
     nodes: u64,
 }
 
-/// One game relabelled: the same plies, the new labeller's labels.
+/// One game relabelled: the same plies, the new labeller's labels, in the
+/// order the labeller wants the positions (`Labeller::backward`).
 fn relabel_game(
     labeller: &mut dyn Labeller,
     record: &GameRecord,
@@ -112,52 +113,81 @@ fn relabel_game(
     let start_fen = start.fen();
     labeller.new_game(start.is_chess960());
     let mut made: Vec<Move> = Vec::with_capacity(record.moves.len());
-    let mut out = record.clone();
-    out.labels.clear();
+    let mut plies: Vec<usize> = Vec::with_capacity(record.labels.len());
     walk(record, |step| {
         if step.label.is_some() {
-            counts.labels += 1;
-            let mut pos = step.pos.clone();
-            let ctx = LabelContext {
-                game: record.index,
-                ply: step.ply,
-                start_fen: &start_fen,
-                moves: &made,
-            };
-            match labeller.label(&mut pos, &ctx) {
-                Some(l) => {
-                    counts.relabelled += 1;
-                    counts.nodes += l.nodes;
-                    let best = l.best.and_then(|m| move_index(&pos, m)).unwrap_or(255);
-                    let pv = match l.best {
-                        Some(b) if pv_plies > 0 => {
-                            let line = if l.pv.first() == Some(&b) { &l.pv[..] } else { &[b][..] };
-                            Pv::from_moves(&pos, line, pv_plies)
-                        }
-                        _ => Pv::default(),
-                    };
-                    let alternatives: Vec<(u8, i16)> = l
-                        .alternatives
-                        .iter()
-                        .filter_map(|&(m, s)| Some((move_index(&pos, m)?, label_score(s))))
-                        .collect();
-                    out.labels.push(Label {
-                        ply: step.ply.min(u16::MAX as usize) as u16,
-                        score: label_score(l.score),
-                        best,
-                        depth: l.depth,
-                        pv,
-                        alternatives: Alternatives::new(&alternatives),
-                    });
-                }
-                None => counts.failed += 1,
-            }
+            plies.push(step.ply);
         }
         if let Some(m) = step.played {
             made.push(m);
         }
     })?;
+    let mut out = record.clone();
+    out.labels.clear();
+    let mut pos = start;
+    let mut at = 0;
+    let backward = labeller.backward();
+    let mut label_at = |pos: &mut Position, ply: usize, labels: &mut Vec<Label>| {
+        counts.labels += 1;
+        let ctx =
+            LabelContext { game: record.index, ply, start_fen: &start_fen, moves: &made[..ply] };
+        match labeller.label(pos, &ctx) {
+            Some(l) => {
+                counts.relabelled += 1;
+                counts.nodes += l.nodes;
+                labels.push(new_label(pos, ply, &l, pv_plies));
+            }
+            None => counts.failed += 1,
+        }
+    };
+    if backward {
+        for &m in &made {
+            pos.do_move(m);
+        }
+        at = made.len();
+        for &ply in plies.iter().rev() {
+            while at > ply {
+                at -= 1;
+                pos.undo_move(made[at]);
+            }
+            label_at(&mut pos, ply, &mut out.labels);
+        }
+        out.labels.reverse();
+    } else {
+        for &ply in &plies {
+            while at < ply {
+                pos.do_move(made[at]);
+                at += 1;
+            }
+            label_at(&mut pos, ply, &mut out.labels);
+        }
+    }
     Ok(out)
+}
+
+/// The record's label of what the labeller found at `pos`.
+fn new_label(pos: &Position, ply: usize, l: &label::Labelled, pv_plies: usize) -> Label {
+    let best = l.best.and_then(|m| move_index(pos, m)).unwrap_or(255);
+    let pv = match l.best {
+        Some(b) if pv_plies > 0 => {
+            let line = if l.pv.first() == Some(&b) { &l.pv[..] } else { &[b][..] };
+            Pv::from_moves(pos, line, pv_plies)
+        }
+        _ => Pv::default(),
+    };
+    let alternatives: Vec<(u8, i16)> = l
+        .alternatives
+        .iter()
+        .filter_map(|&(m, s)| Some((move_index(pos, m)?, label_score(s))))
+        .collect();
+    Label {
+        ply: ply.min(u16::MAX as usize) as u16,
+        score: label_score(l.score),
+        best,
+        depth: l.depth,
+        pv,
+        alternatives: Alternatives::new(&alternatives),
+    }
 }
 
 /// What a relabelling tells its caller as it goes.

@@ -54,6 +54,15 @@ pub trait Labeller {
     fn new_game(&mut self, chess960: bool);
     /// The label of `pos`, or `None` when it cannot be labelled.
     fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled>;
+    /// Whether it wants a game's positions last to first. The built-in
+    /// search does: searched after the position the played move leads to,
+    /// a position finds that line's whole tree in the table, searched a ply
+    /// deeper than its own search would, and the history tables already
+    /// trained on it. An engine over UCI is given positions in the game's
+    /// order, as a user's own loop would.
+    fn backward(&self) -> bool {
+        false
+    }
     /// Problems met (positions it failed to label), drained by the caller.
     fn take_failures(&mut self) -> Vec<LabelFailure> {
         Vec::new()
@@ -121,6 +130,10 @@ impl Labeller for Box<dyn Labeller> {
 
     fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
         (**self).label(pos, ctx)
+    }
+
+    fn backward(&self) -> bool {
+        (**self).backward()
     }
 
     fn take_failures(&mut self) -> Vec<LabelFailure> {

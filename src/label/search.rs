@@ -40,6 +40,10 @@ impl Labeller for SearchLabeller {
         self.searcher.new_game();
     }
 
+    fn backward(&self) -> bool {
+        true
+    }
+
     fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<Labelled> {
         if self.lines > 1 {
             let found = self.searcher.search_multipv(pos, &self.limits, self.lines);

@@ -147,6 +147,13 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
 }
 
 /// A score from a PGN `[%eval]` (White's view) for the side to move.
+/// A position admitted for a label, waiting for the backward pass: its ply
+/// and the move played from it.
+struct Pending {
+    ply: usize,
+    played: Option<Move>,
+}
+
 /// A game's record before its moves: start, result, roster tags, ratings.
 fn new_record(game: &ParsedGame, index: u64, start: &Position) -> GameRecord {
     let tags =
@@ -309,7 +316,11 @@ impl<L: Labeller> Worker<L> {
     fn collect_failures(&mut self, index: u64, out: &mut ChunkAnnotations) {
         let (file, offset) = self.at;
         let name = self.inputs.get(file).map_or("?", String::as_str);
-        for failure in self.labeller.take_failures() {
+        let mut failures = self.labeller.take_failures();
+        // In the order of the game, whichever order the positions were
+        // labelled in.
+        failures.sort_by_key(|f| f.ply);
+        for failure in failures {
             out.stats.failed += 1;
             if out.stats.failures.len() < MAX_FAILURE_MESSAGES {
                 out.stats.failures.push(LocatedFailure {
@@ -415,37 +426,51 @@ impl<L: Labeller> Worker<L> {
         out
     }
 
-    /// Labels `pos` at `ply` if the filters let it through.
-    #[allow(clippy::too_many_arguments)]
-    fn select(
+    /// Whether the filters that need no label (the opening plies, check,
+    /// the sample, a position with no move) let `pos` at `ply` through;
+    /// counted in `stats` either way.
+    fn admits(
+        &self,
+        pos: &Position,
+        game: u64,
+        ply: usize,
+        in_game: bool,
+        stats: &mut AnnotateStats,
+    ) -> bool {
+        let o = &self.options;
+        stats.positions += 1;
+        if in_game && ply < o.skip_plies as usize {
+            stats.skipped_opening += 1;
+            return false;
+        }
+        if o.skip_check && pos.in_check() {
+            stats.skipped_check += 1;
+            return false;
+        }
+        if !sampled(o.seed, game, ply, o.sample_ppm) {
+            stats.skipped_sample += 1;
+            return false;
+        }
+        if !pos.has_legal_moves() {
+            stats.skipped_unlabelled += 1;
+            return false;
+        }
+        true
+    }
+
+    /// The label of an admitted position ([`Annotator::admits`]), if it
+    /// gets one and the capture filter keeps it.
+    fn label(
         &mut self,
         pos: &mut Position,
         ctx: &LabelContext<'_>,
-        in_game: bool,
         pgn_eval: Option<Option<PgnEval>>,
         pgn_line: &[Move],
         played: Option<Move>,
         stats: &mut AnnotateStats,
     ) -> Option<Label> {
-        let (game, ply) = (ctx.game, ctx.ply);
+        let ply = ctx.ply;
         let o = &self.options;
-        stats.positions += 1;
-        if in_game && ply < o.skip_plies as usize {
-            stats.skipped_opening += 1;
-            return None;
-        }
-        if o.skip_check && pos.in_check() {
-            stats.skipped_check += 1;
-            return None;
-        }
-        if !sampled(o.seed, game, ply, o.sample_ppm) {
-            stats.skipped_sample += 1;
-            return None;
-        }
-        if !pos.has_legal_moves() {
-            stats.skipped_unlabelled += 1;
-            return None;
-        }
         let (score, best, depth, pv, alternatives) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
                 // A variation in the text is the better line from here,
@@ -540,6 +565,11 @@ impl<L: Labeller> Worker<L> {
         let start_fen = pos.fen();
         let start_pos = (self.verify == Verify::Undo).then(|| pos.clone());
         let mut made: Vec<Move> = Vec::with_capacity(game.moves.len());
+        // The built-in search labels a game's positions last to first (see
+        // `Labeller::backward`); the admitted plies wait here till the end.
+        let backward = !pgn_eval && self.labeller.backward();
+        let mut pending: Vec<Pending> = Vec::new();
+        let mut broken = false;
         for ply in 0..=game.moves.len() {
             if self.cancelled() {
                 out.cancelled = true;
@@ -552,11 +582,18 @@ impl<L: Labeller> Worker<L> {
                 Some(sans) if pgn_eval && !sans.is_empty() => variation_moves(&pos, sans),
                 _ => Vec::new(),
             };
-            let ctx = LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
-            if let Some(label) =
-                self.select(&mut pos, &ctx, true, eval, &line, played, &mut out.stats)
-            {
-                labels.push(label);
+            if self.admits(&pos, index, ply, true, &mut out.stats) {
+                if backward {
+                    pending.push(Pending { ply, played });
+                } else {
+                    let ctx =
+                        LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
+                    if let Some(label) =
+                        self.label(&mut pos, &ctx, eval, &line, played, &mut out.stats)
+                    {
+                        labels.push(label);
+                    }
+                }
             }
             let Some(m) = played else {
                 if let Some((san, kind, reason)) = refused {
@@ -583,11 +620,11 @@ impl<L: Labeller> Worker<L> {
                 let san = san.unwrap_or_default();
                 out.rejected.push(Rejected::in_game(file, index, game, ply, san, kind, reason));
                 // The positions after a broken state are not labelled.
-                made.clear();
+                broken = true;
                 break;
             }
         }
-        if let Some(start) = start_pos.filter(|_| !made.is_empty())
+        if let Some(start) = start_pos.filter(|_| !made.is_empty() && !broken)
             && !unwinds_to(&pos, &made, &start)
         {
             out.stats.rejected += 1;
@@ -600,6 +637,33 @@ impl<L: Labeller> Worker<L> {
                 RejectKind::VerifyFailed,
                 "unwinding the game did not restore its start position".into(),
             ));
+        }
+        if backward {
+            // Back from the last position: each position's search finds the
+            // table full of the deeper search of the position after it, the
+            // line played from here.
+            let mut at = made.len();
+            for p in pending.iter().rev() {
+                while at > p.ply {
+                    at -= 1;
+                    pos.undo_move(made[at]);
+                }
+                if self.cancelled() {
+                    out.cancelled = true;
+                    return;
+                }
+                let ctx = LabelContext {
+                    game: index,
+                    ply: p.ply,
+                    start_fen: &start_fen,
+                    moves: &made[..at],
+                };
+                if let Some(label) = self.label(&mut pos, &ctx, None, &[], p.played, &mut out.stats)
+                {
+                    labels.push(label);
+                }
+            }
+            labels.reverse();
         }
         self.collect_failures(index, out);
         record.labels = labels;
@@ -618,7 +682,9 @@ impl<L: Labeller> Worker<L> {
         let mut labels = Vec::new();
         let start_fen = pos.fen();
         let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
-        if let Some(label) = self.select(&mut pos, &ctx, false, None, &[], None, &mut out.stats) {
+        if self.admits(&pos, index, 0, false, &mut out.stats)
+            && let Some(label) = self.label(&mut pos, &ctx, None, &[], None, &mut out.stats)
+        {
             labels.push(label);
         }
         self.collect_failures(index, out);

@@ -175,6 +175,24 @@ pub struct Searcher {
     /// Root moves left out of the search (the lines already found by a
     /// multi-PV search).
     excluded: Vec<Move>,
+    /// The last completed search's root: its result is exact for the root
+    /// move that leads to it in the next search (a game's positions
+    /// labelled last to first).
+    last_root: Option<KnownLine>,
+    /// The line known exactly in the current search (the last search's
+    /// root, taken at its start).
+    known: Option<KnownLine>,
+}
+
+/// A search's result at its root, kept for the search of a position one
+/// move before it.
+#[derive(Clone, Debug)]
+struct KnownLine {
+    key: u64,
+    /// The score in the search's own units, from the root's side to move.
+    score: i32,
+    depth: i32,
+    pv: Vec<Move>,
 }
 
 fn late_move_limit(depth: i32, improving: bool) -> usize {
@@ -234,6 +252,8 @@ impl Searcher {
             has_move: false,
             stop: Arc::new(AtomicBool::new(false)),
             excluded: Vec::new(),
+            last_root: None,
+            known: None,
         })
     }
 
@@ -253,6 +273,8 @@ impl Searcher {
         self.history.iter_mut().for_each(|r| r.fill(0));
         self.counters.iter_mut().for_each(|r| r.fill(None));
         self.killers = [[None; 2]; MAX_PLY + 2];
+        self.last_root = None;
+        self.known = None;
     }
 
     /// Resizes the table (and clears it). When the new size cannot be
@@ -330,6 +352,10 @@ impl Searcher {
         self.tt.new_search();
         self.killers = [[None; 2]; MAX_PLY + 2];
         self.stack = [StackEntry::default(); MAX_PLY + 4];
+        // Only a plain search (no root move left out) leaves its root for
+        // the next, or takes the last one's.
+        let plain = self.excluded.is_empty();
+        self.known = if plain { self.last_root.take() } else { None };
 
         let root_moves = pos.legal_moves();
         let mut result = SearchResult::default();
@@ -387,7 +413,42 @@ impl Searcher {
             }
         }
         result.nodes = self.nodes;
+        self.known = None;
+        if plain && result.best.is_some() {
+            self.last_root = Some(KnownLine {
+                key: pos.key(),
+                score,
+                depth: result.depth,
+                pv: result.pv.clone(),
+            });
+        }
         result
+    }
+
+    /// The score of root move just made (`pos` is the position after it)
+    /// when the last search's root is that position, searched at least
+    /// `depth` deep: its result is exact, so the move's subtree need not be
+    /// searched again. The root's variation is continued with its line.
+    fn known_child(&mut self, pos: &Position, depth: i32) -> Option<i32> {
+        let k = self.known.as_ref()?;
+        if k.key != pos.key() || k.depth < depth || self.is_draw(pos, 1) {
+            return None;
+        }
+        // One ply further from the root: a mate is a ply further away.
+        let child = if k.score >= MATE_BOUND {
+            k.score - 1
+        } else if k.score <= -MATE_BOUND {
+            k.score + 1
+        } else {
+            k.score
+        };
+        let len = k.pv.len().min(MAX_PLY - 1);
+        for (i, &m) in k.pv[..len].iter().enumerate() {
+            self.pv[1][1 + i] = Some(m);
+        }
+        self.pv_len[1] = 1 + len;
+        self.nodes += 1;
+        Some(-child)
     }
 
     /// The `lines` best moves of `pos` (at most as many as it has legal
@@ -609,7 +670,10 @@ impl Searcher {
 
             pos.do_move(m);
             self.stack[ply].moved = Some((piece, m.to().to_u32() as u8));
-            let score = if moves_searched == 0 {
+            let known = if NT::ROOT { self.known_child(pos, new_depth) } else { None };
+            let score = if let Some(v) = known {
+                v
+            } else if moves_searched == 0 {
                 if NT::PV {
                     -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false)
                 } else {
