@@ -360,21 +360,22 @@ def cmd_speed(args):
 
 def source_reference(name, fens, depth=16):
     """Stockfish's depth-`depth` (bestmove, score) of a source's positions,
-    cached in target/ by source, count and a hash of the positions."""
-    import hashlib
-    digest = hashlib.sha256("\n".join(fens).encode()).hexdigest()[:12]
-    cache = os.path.join(ROOT, "target", f"sf-d{depth}-{name}-{len(fens)}-{digest}.json")
-    if os.path.exists(cache):
-        return json.load(open(cache))
-    sf = PipeEngine("stockfish")
-    res = []
-    for fen in fens:
-        best, _, score = sf.search_scored(fen, depth)
-        res.append((best, score))
-    sf.quit()
-    os.makedirs(os.path.dirname(cache), exist_ok=True)
-    json.dump(res, open(cache, "w"))
-    return res
+    cached in target/ by source, position by position (a larger sample
+    searches only its new positions)."""
+    cache = os.path.join(ROOT, "target", f"sf-d{depth}-{name}.json")
+    known = json.load(open(cache)) if os.path.exists(cache) else {}
+    todo = [f for f in dict.fromkeys(fens) if f not in known]
+    if todo:
+        sf = PipeEngine("stockfish")
+        for i, fen in enumerate(todo):
+            best, _, score = sf.search_scored(fen, depth)
+            known[fen] = (best, score)
+            if i % 50 == 49 or i == len(todo) - 1:
+                os.makedirs(os.path.dirname(cache), exist_ok=True)
+                json.dump(known, open(cache + ".tmp", "w"))
+                os.replace(cache + ".tmp", cache)
+        sf.quit()
+    return [tuple(known[f]) for f in fens]
 
 
 def run_depth(engine, fens, depth):
