@@ -140,7 +140,8 @@ fn sparsity(net: &Arc<Network>, games: &[(Position, Vec<Move>)]) -> (f64, f64) {
 
 /// Searches the bench positions to `depth`: (nodes, seconds).
 fn kibitz_search(net: &Arc<Network>, fens: &[String], depth: i32) -> (u64, f64) {
-    let mut searcher = Searcher::try_with_net(16, Some(net.clone())).unwrap();
+    let mut searcher =
+        Searcher::try_with_net(16, Some(kibitz::nnue::Net::Stockfish(net.clone()))).unwrap();
     let start = Instant::now();
     let mut nodes = 0;
     for fen in fens {

@@ -188,6 +188,9 @@ pub use pipeline::{
     summary::{Summary, SummaryWithRates},
 };
 // The jobs: each built from its settings and run with a sink.
+/// The trainer of kibitz's own nets (`kibitz train`): its data, its model
+/// and its run.
+pub use job::train;
 pub use job::{
     annotate::{
         AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, Annotation, LabelWith,

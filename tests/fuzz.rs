@@ -1,6 +1,6 @@
 //! Fuzzing without libFuzzer (the toolchain is stable, so cargo-fuzz is out):
 //! a seeded mutation driver with a small corpus kept by outcome features,
-//! and `arbitrary` for structured inputs. Six targets:
+//! and `arbitrary` for structured inputs. Seven targets:
 //!
 //! * `fen`: bytes as a FEN and as an EPD line; an accepted position must be
 //!   consistent, round-trip through its FEN, and play and unplay its moves;
@@ -20,7 +20,12 @@
 //! * `net`: bytes as the start of a Stockfish net (a synthetic net's header
 //!   and first weights as seeds): read alone (a short file), and, when the
 //!   header still holds, written over the start of a whole net; the reader
-//!   must give a net or an error, never a panic.
+//!   must give a net or an error, never a panic;
+//! * `kibitz-net`: bytes as a kibitz net (`kibitz train`'s format, a
+//!   synthetic net's bytes as seeds), read as they are and with the
+//!   checksum made right (so a mutation reaches the header's checks and the
+//!   weights): a net that reads evaluates a position, or an error names the
+//!   file.
 //!
 //! Each target runs a few thousand inputs in the default suite. For long
 //! runs, `KIBITZ_FUZZ_SECONDS=600 cargo test --release -- --ignored fuzz_`
@@ -670,6 +675,38 @@ fn target_net(input: &[u8]) -> u64 {
     feature((alone, spliced))
 }
 
+fn kibitz_net_bytes() -> Vec<u8> {
+    use kibitz::nnue::small::{Activation, SmallNet};
+    SmallNet::synthetic(32, Activation::SCReLU, 9).to_bytes()
+}
+
+fn target_kibitz_net(input: &[u8]) -> u64 {
+    use kibitz::nnue::Net;
+    use sha2::Digest;
+    let kind = |bytes: &[u8]| match Net::from_bytes(bytes, "fuzz.nnue", "fuzz.nnue".into()) {
+        Ok(Net::Kibitz(net)) => {
+            // A net that reads evaluates, whatever its weights.
+            let v = net.evaluate(&kibitz::Position::startpos());
+            format!("ok {}", v.signum())
+        }
+        Ok(Net::Stockfish(_)) => "stockfish".to_string(),
+        Err(e) => {
+            let message = e.to_string();
+            assert!(message.starts_with("fuzz.nnue: "), "{message}");
+            message.split(':').nth(1).unwrap_or_default().chars().take(40).collect()
+        }
+    };
+    let alone = kind(input);
+    let repaired = (input.len() > 72).then(|| {
+        let mut bytes = input.to_vec();
+        let body = bytes.len() - 32;
+        let digest = sha2::Sha256::digest(&bytes[..body]);
+        bytes[body..].copy_from_slice(&digest);
+        kind(&bytes)
+    });
+    feature((alone, repaired))
+}
+
 // ---------------------------------------------------------------- runs
 
 fn run_fen(budget: Budget) -> Report {
@@ -703,6 +740,13 @@ fn run_net(budget: Budget) -> Report {
     let seeds: Vec<Vec<u8>> =
         [8, 12, 40, 100, 300, 2000].iter().map(|&n| whole[..n].to_vec()).collect();
     drive("net", seeds, budget, 4096, target_net)
+}
+
+fn run_kibitz_net(budget: Budget) -> Report {
+    let whole = kibitz_net_bytes();
+    let mut seeds = vec![whole.clone()];
+    seeds.extend([8, 40, 100, 2000].iter().map(|&n| whole[..n].to_vec()));
+    drive("kibitz-net", seeds, budget, 1 << 17, target_kibitz_net)
 }
 
 fn run_kbz(budget: Budget) -> Report {
@@ -775,6 +819,7 @@ fn fuzz_regressions() {
             "pgn" => target_pgn(&input),
             "moves" => target_moves(&input),
             "net" => target_net(&input),
+            "kibitz" => target_kibitz_net(&input),
             "kbz" => {
                 std::fs::create_dir_all(&scratch).unwrap();
                 target_kbz(&input, &scratch)
@@ -834,6 +879,17 @@ fn fuzz_moves_quick() {
 #[test]
 fn fuzz_net_quick() {
     check("net", &run_net(Budget::Execs(2_000)));
+}
+
+#[test]
+fn fuzz_kibitz_net_quick() {
+    check("kibitz-net", &run_kibitz_net(Budget::Execs(3_000)));
+}
+
+#[test]
+#[ignore = "long fuzzing run: KIBITZ_FUZZ_SECONDS per target (scripts/fuzz.sh)"]
+fn fuzz_long_kibitz_net() {
+    check("kibitz-net", &run_kibitz_net(Budget::Seconds(long_seconds())));
 }
 
 #[test]

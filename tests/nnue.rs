@@ -15,8 +15,8 @@
 use std::sync::Arc;
 
 use kibitz::{
-    Move, Position,
-    nnue::{Accumulator, Network, NnueEval},
+    Color, Move, Position,
+    nnue::{Accumulator, Network, NnueEval, SmallEval, SmallNet, small::Activation},
 };
 
 use crate::util::{Rng, TempDir, kibitz};
@@ -65,6 +65,105 @@ fn playouts(net: &Arc<Network>, chess960: bool, seed: u64, min_checked: u64) -> 
     let stats = eval.stack().stats;
     assert!(stats.steps > checked / 2 && stats.refreshes > 1000, "{stats:?}");
     checked
+}
+
+/// The playouts of [`playouts`] with a kibitz net: after every legal move,
+/// the accumulators brought up to date from an ancestor equal a refresh, and
+/// so does the evaluation.
+fn small_playouts(net: &Arc<SmallNet>, chess960: bool, seed: u64, min_checked: u64) -> u64 {
+    let mut rng = Rng::new(seed);
+    let mut eval = SmallEval::new(net.clone());
+    let h = net.hidden();
+    let (mut w, mut b) = (vec![0i16; h], vec![0i16; h]);
+    let mut checked = 0;
+    while checked < min_checked {
+        let mut pos = if chess960 {
+            Position::chess960_startpos(rng.below(960) as u32).unwrap()
+        } else {
+            Position::startpos()
+        };
+        for _ in 0..300 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.rule50() >= 100 {
+                break;
+            }
+            for &m in moves.iter() {
+                pos.do_move(m);
+                net.refresh(&pos, Color::White, &mut w);
+                net.refresh(&pos, Color::Black, &mut b);
+                let (iw, ib) = eval.accumulators(&pos);
+                if (iw, ib) != (&w[..], &b[..]) {
+                    pos.undo_move(m);
+                    panic!("after {} in {}", pos.uci(m), pos.fen());
+                }
+                assert_eq!(eval.evaluate(&pos), net.evaluate(&pos));
+                pos.undo_move(m);
+                checked += 1;
+            }
+            if !pos.in_check() && rng.below(8) == 0 {
+                pos.do_null_move();
+                assert_eq!(eval.evaluate(&pos), net.evaluate(&pos));
+                pos.undo_null_move();
+            }
+            let m: Move = moves[rng.below(moves.len())];
+            pos.do_move(m);
+        }
+    }
+    assert!(eval.steps > checked / 2, "steps {} of {checked}", eval.steps);
+    checked
+}
+
+#[test]
+fn kibitz_net_incremental_equals_refresh() {
+    for (activation, chess960, seed) in
+        [(Activation::SCReLU, false, 31), (Activation::CReLU, true, 32)]
+    {
+        let net = Arc::new(SmallNet::synthetic(64, activation, seed));
+        let checked = small_playouts(&net, chess960, seed, 1_000_000);
+        eprintln!(
+            "kibitz net {activation:?}, chess960 {chess960}: {checked} moves, accumulators equal"
+        );
+    }
+}
+
+/// A kibitz net file: `eval`, `search` and `bench` read it through the same
+/// `--net`, and its faults are named errors.
+#[test]
+fn kibitz_nets_read_through_net_and_bad_ones_are_named() {
+    let dir = TempDir::new("kibitz-nets");
+    let net = SmallNet::synthetic(32, Activation::SCReLU, 5);
+    let bytes = net.to_bytes();
+    let good = dir.path("own.nnue");
+    std::fs::write(&good, &bytes).unwrap();
+    let g = good.to_str().unwrap();
+    let (code, out, err) = kibitz(&["eval", "startpos", "--net", g]);
+    assert_eq!(code, 0, "{err}");
+    let expected = net.evaluate(&Position::startpos());
+    assert!(
+        out.contains(&format!(
+            "kibitz net eval        {:+.2} (white side, 768->32x2->1 SCReLU)",
+            f64::from(expected) / 100.0
+        )),
+        "{out}"
+    );
+    let (code, out, err) = kibitz(&["bench", "4", "--net", g]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&net.info().sha256), "{out}");
+    let mut flipped = bytes.clone();
+    flipped[500] ^= 4;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("cut.nnue", bytes[..bytes.len() - 10].to_vec(), "the kibitz net is cut short"),
+        ("long.nnue", [&bytes[..], b"x"].concat(), "the kibitz net is too long"),
+        ("flipped.nnue", flipped, "checksum mismatch"),
+        ("head.nnue", bytes[..20].to_vec(), "cut short inside its header"),
+    ];
+    for (name, content, message) in cases {
+        let path = dir.path(name);
+        std::fs::write(&path, content).unwrap();
+        let (code, _, err) = kibitz(&["eval", "startpos", "--net", path.to_str().unwrap()]);
+        assert_eq!(code, 1, "{name}");
+        assert!(err.contains(name) && err.contains(message), "{name}: {err}");
+    }
 }
 
 fn synthetic() -> Arc<Network> {

@@ -29,4 +29,5 @@ mod shape;
 #[cfg(feature = "slurm")]
 mod slurm;
 mod stats;
+mod train;
 mod util;

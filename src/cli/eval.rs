@@ -6,7 +6,6 @@ use std::{
     io::{BufRead, Write},
     path::PathBuf,
     process::ExitCode,
-    sync::Arc,
 };
 
 use anyhow::{Context, Result};
@@ -14,7 +13,7 @@ use clap::Args;
 
 use kibitz::{
     Color, EvalTables, FenOptions, Position, evaluate,
-    nnue::{NnueEval, to_centipawns},
+    nnue::{Net, NnueEval, SmallNet, to_centipawns},
 };
 
 /// Arguments of `kibitz eval`.
@@ -33,8 +32,9 @@ pub struct EvalArgs {
 /// The net option every command that evaluates shares.
 #[derive(Args, Debug, Clone)]
 pub struct NetArgs {
-    /// A Stockfish 15.1 net (SFNNv5) to evaluate with; the environment
-    /// variable KIBITZ_NET names one by default. Get Stockfish 15.1's with
+    /// A net to evaluate with: a Stockfish 15.1 net (SFNNv5) or one
+    /// `kibitz train` made; the environment variable KIBITZ_NET names one
+    /// by default. Get Stockfish 15.1's with
     /// `printf 'uci\nexport_net nn.nnue\nquit\n' | /usr/games/stockfish`.
     #[arg(long, value_name = "FILE", env = "KIBITZ_NET")]
     pub net: Option<PathBuf>,
@@ -42,10 +42,10 @@ pub struct NetArgs {
 
 impl NetArgs {
     /// The net, read and checked, if one was asked for.
-    pub fn load(&self) -> Result<Option<Arc<kibitz::nnue::Network>>> {
+    pub fn load(&self) -> Result<Option<Net>> {
         match &self.net {
             None => Ok(None),
-            Some(path) => Ok(Some(Arc::new(kibitz::nnue::Network::load(path)?))),
+            Some(path) => Ok(Some(Net::load(path)?)),
         }
     }
 }
@@ -60,6 +60,7 @@ fn report(
     pos: &Position,
     tables: &mut EvalTables,
     nnue: Option<&mut NnueEval>,
+    small: Option<&SmallNet>,
 ) -> Result<()> {
     let white = |v: i32| if pos.side_to_move() == Color::White { v } else { -v };
     let hand = white(evaluate(pos, tables));
@@ -73,13 +74,21 @@ fn report(
         let cp = to_centipawns(white(nnue.evaluate(pos)));
         writeln!(out, "NNUE centipawns        {cp:+} (white side)")?;
     }
+    if let Some(net) = small {
+        let cp = white(net.evaluate(pos));
+        writeln!(out, "kibitz net eval        {} (white side, {})", pawns(cp), net.architecture())?;
+    }
     Ok(())
 }
 
 /// Runs `kibitz eval`.
 pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let net = args.net.load()?;
-    let mut nnue = net.map(NnueEval::new);
+    let (mut nnue, small) = match net {
+        Some(Net::Stockfish(n)) => (Some(NnueEval::new(n)), None),
+        Some(Net::Kibitz(n)) => (None, Some(n)),
+        None => (None, None),
+    };
     let mut tables = EvalTables::new();
     let mut out = super::stdout();
     let options = FenOptions { castling_mode: None, drop_invalid_castling: true };
@@ -96,7 +105,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 .or_else(|| Position::from_fen_with(fen.as_bytes(), options).ok())
                 .with_context(|| format!("line {}: not a FEN: {fen}", n + 1))?;
             writeln!(out, "position {}", pos.fen())?;
-            report(&mut out, &pos, &mut tables, nnue.as_mut())?;
+            report(&mut out, &pos, &mut tables, nnue.as_mut(), small.as_deref())?;
             writeln!(out)?;
         }
         return Ok(ExitCode::SUCCESS);
@@ -110,6 +119,6 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         let mv = pos.parse_uci(m)?;
         pos.do_move(mv);
     }
-    report(&mut out, &pos, &mut tables, nnue.as_mut())?;
+    report(&mut out, &pos, &mut tables, nnue.as_mut(), small.as_deref())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -23,6 +23,7 @@ mod report;
 mod search;
 mod selfplay;
 mod stats;
+mod train;
 mod tune;
 mod uci;
 
@@ -58,6 +59,9 @@ enum Command {
     /// built-in search or a UCI engine, adjudicated, every position written
     /// with its score and the game's result.
     Selfplay(Box<selfplay::SelfPlayArgs>),
+    /// Train a small NNUE on the CPU from labelled files (.kbz, binpack,
+    /// plain, viriformat); `--net` then evaluates with it.
+    Train(Box<train::TrainArgs>),
     /// Count leaf nodes of the legal move tree (move generator check and speed).
     Perft(perft::PerftArgs),
     /// Replay and verify games: every move played, every key checked, every
@@ -209,6 +213,7 @@ pub fn main() -> ExitCode {
         Command::Merge(args) => merge::run(args),
         Command::Dedup(args) => dedup::run(args),
         Command::Selfplay(args) => selfplay::run(*args),
+        Command::Train(args) => train::run(*args),
         Command::Report(args) => report::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Perft(args) => perft::run(args),

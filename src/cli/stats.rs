@@ -119,7 +119,7 @@ fn print_text(out: &mut impl Write, s: &DataStats) -> Result<()> {
 }
 
 /// A TrueType font for the plots' text, from the usual system places.
-fn register_font() -> Result<()> {
+pub(super) fn register_font() -> Result<()> {
     const FONTS: [&str; 4] = [
         "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
         "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",

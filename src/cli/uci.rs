@@ -23,7 +23,7 @@ use std::{
 use anyhow::Result;
 
 use crate::cli::search::info_line;
-use kibitz::{CastlingMode, FenOptions, Limits, Position, Searcher, nnue::Network};
+use kibitz::{CastlingMode, FenOptions, Limits, Position, Searcher, nnue::Net};
 
 const NAME: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
 
@@ -39,7 +39,7 @@ struct Engine {
     hash: usize,
     /// The `EvalFile` value and the net read from it.
     eval_file: String,
-    net: Option<Arc<Network>>,
+    net: Option<Net>,
     searcher: Option<Searcher>,
     running: Option<(JoinHandle<Searcher>, Arc<AtomicBool>)>,
 }
@@ -115,8 +115,8 @@ impl Engine {
         let net = if value.is_empty() || value == "<empty>" {
             None
         } else {
-            match Network::load(std::path::Path::new(value)) {
-                Ok(net) => Some(Arc::new(net)),
+            match Net::load(std::path::Path::new(value)) {
+                Ok(net) => Some(net),
                 Err(e) => {
                     say(&format!("info string {e}; EvalFile stays {:?}", self.eval_file));
                     return;

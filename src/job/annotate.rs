@@ -35,7 +35,7 @@ use crate::{
         engine::{EngineConfig, EngineError},
         search::SearchLabeller,
     },
-    nnue::Network,
+    nnue::Net,
     pipeline::{
         annotator::{AnnotateStats, ChunkAnnotations, Worker},
         replayer::{Rejected, Verify},
@@ -58,7 +58,7 @@ use crate::{
 #[derive(Clone)]
 pub enum LabelWith {
     /// kibitz's search, with the hand-written evaluation or a net.
-    Search(Option<Arc<Network>>),
+    Search(Option<Net>),
     /// The `[%eval]` comments of the PGN (nothing is searched).
     PgnEval,
     /// An external UCI engine, one process per worker.
@@ -526,7 +526,7 @@ impl Annotation {
             magic: MAGIC,
             version: FORMAT_VERSION,
             kibitz_version: env!("CARGO_PKG_VERSION").to_string(),
-            options: record_options(&settings, source, engine_id, net.as_deref()),
+            options: record_options(&settings, source, engine_id, net.as_ref()),
             inputs: input_infos(&inputs),
         };
         Ok(Annotation { inputs, output, mode, settings, header, searchers })
@@ -789,7 +789,7 @@ fn record_options(
     s: &AnnotateSettings,
     label: LabelSource,
     engine: String,
-    net: Option<&Network>,
+    net: Option<&Net>,
 ) -> Options {
     let searching = label != LabelSource::PgnEval;
     Options {

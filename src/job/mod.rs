@@ -12,4 +12,5 @@ pub mod replay;
 pub mod report;
 pub mod selfplay;
 pub mod stats;
+pub mod train;
 pub mod tune;

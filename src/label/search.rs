@@ -21,7 +21,7 @@ impl SearchLabeller {
         depth: u32,
         nodes: u64,
         hash_mib: usize,
-        net: Option<std::sync::Arc<crate::nnue::Network>>,
+        net: Option<crate::nnue::Net>,
     ) -> Result<SearchLabeller, crate::search::tt::TableError> {
         let limits = if nodes > 0 { Limits::nodes(nodes) } else { Limits::depth(depth as i32) };
         Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits, lines: 1 })

@@ -43,11 +43,81 @@ mod features;
 mod inference;
 mod net;
 pub mod simd;
+pub mod small;
+
+use std::{path::Path, sync::Arc};
 
 pub use accumulator::{Accumulator, AccumulatorStack, RefreshCache, UpdateStats};
 pub use features::index as feature_index;
 pub use inference::{NnueEval, Outputs, bucket, outputs, stockfish_non_pawn_material};
 pub use net::{LayerStack, NetError, NetInfo, Network};
+pub use small::{SmallEval, SmallNet};
+
+/// A net the search evaluates with: a Stockfish 15.1 net or one of
+/// kibitz's own ([`small`]); the file's first bytes say which.
+#[derive(Clone)]
+pub enum Net {
+    /// A Stockfish 15.1 net (SFNNv5).
+    Stockfish(Arc<Network>),
+    /// A kibitz net (`kibitz train`'s).
+    Kibitz(Arc<SmallNet>),
+}
+
+impl Net {
+    /// Reads and checks the net in `path`, of either kind.
+    ///
+    /// # Errors
+    ///
+    /// A [`NetError`] naming the file.
+    pub fn load(path: &Path) -> Result<Net, NetError> {
+        let file = path.display().to_string();
+        if path.is_dir() {
+            return Err(NetError::Directory { file });
+        }
+        let bytes =
+            std::fs::read(path).map_err(|source| NetError::Io { file: file.clone(), source })?;
+        let name = path.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+        Net::from_bytes(&bytes, &file, name)
+    }
+
+    /// A net held in memory; `file` names it in errors, `name` in
+    /// [`NetInfo`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Net::load`].
+    pub fn from_bytes(bytes: &[u8], file: &str, name: String) -> Result<Net, NetError> {
+        if SmallNet::is_kibitz_net(bytes) {
+            Ok(Net::Kibitz(Arc::new(SmallNet::from_bytes(bytes, file, name)?)))
+        } else {
+            Ok(Net::Stockfish(Arc::new(Network::from_bytes(bytes, file, name)?)))
+        }
+    }
+
+    /// The file's name and SHA-256.
+    pub fn info(&self) -> &NetInfo {
+        match self {
+            Net::Stockfish(n) => n.info(),
+            Net::Kibitz(n) => n.info(),
+        }
+    }
+
+    /// The description the net carries.
+    pub fn description(&self) -> &str {
+        match self {
+            Net::Stockfish(n) => n.description(),
+            Net::Kibitz(n) => n.description(),
+        }
+    }
+
+    /// What kind of net it is, in words.
+    pub fn kind(&self) -> String {
+        match self {
+            Net::Stockfish(_) => "Stockfish 15.1 net (SFNNv5)".into(),
+            Net::Kibitz(n) => format!("kibitz net {}", n.architecture()),
+        }
+    }
+}
 
 /// The feature transformer's outputs per side (Stockfish's
 /// `TransformedFeatureDimensions`).

@@ -191,6 +191,15 @@ pub enum NetError {
         expected: Option<usize>,
     },
     /// Bytes follow the last layer stack.
+    /// A kibitz net (`kibitz train`'s format) that is not valid: the
+    /// reason says what is wrong.
+    Invalid {
+        /// The file.
+        file: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Bytes follow where the net ends.
     TrailingBytes {
         /// The file.
         file: String,
@@ -233,6 +242,7 @@ impl fmt::Display for NetError {
                 "{file}: the net is cut short inside the {part}: {size} bytes are too few for \
                  an SFNNv5 net"
             ),
+            NetError::Invalid { file, reason } => write!(f, "{file}: {reason}"),
             NetError::TrailingBytes { file, size, expected } => write!(
                 f,
                 "{file}: {} bytes follow the last layer stack ({size} bytes, an SFNNv5 net with \

@@ -51,7 +51,7 @@ pub fn positions() -> Vec<String> {
 pub fn run(
     depth: i32,
     hash_mib: usize,
-    net: Option<std::sync::Arc<crate::nnue::Network>>,
+    net: Option<crate::nnue::Net>,
     mut on_position: impl FnMut(usize, &str, u64),
 ) -> Result<BenchResult, crate::search::tt::TableError> {
     let mut searcher = Searcher::try_with_net(hash_mib, net)?;

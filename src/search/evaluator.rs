@@ -10,11 +10,9 @@
 //! internal units of 361), so a kibitz label and a Stockfish label of the
 //! same position compare directly.
 
-use std::sync::Arc;
-
 use crate::{
     chess::{position::Position, types::Role},
-    nnue::{Network, NnueEval, stockfish_non_pawn_material, to_centipawns},
+    nnue::{Net, NnueEval, SmallEval, stockfish_non_pawn_material, to_centipawns},
     search::{
         MATE_BOUND,
         hce::{EvalTables, evaluate},
@@ -106,32 +104,37 @@ impl Params {
 pub enum Evaluator {
     /// The hand-written evaluation and its caches.
     HandWritten(EvalTables),
-    /// A net and the accumulators of the position searched.
+    /// A Stockfish 15.1 net and the accumulators of the position searched.
     Nnue(Box<NnueEval>),
+    /// A kibitz net and the accumulators of the position searched; it
+    /// evaluates in centipawns, as the hand-written evaluation does.
+    Small(Box<SmallEval>),
 }
 
 impl Evaluator {
     /// The hand-written evaluation, or `net`'s.
-    pub fn new(net: Option<Arc<Network>>) -> Evaluator {
+    pub fn new(net: Option<Net>) -> Evaluator {
         match net {
             None => Evaluator::HandWritten(EvalTables::new()),
-            Some(net) => Evaluator::Nnue(Box::new(NnueEval::new(net))),
+            Some(Net::Stockfish(net)) => Evaluator::Nnue(Box::new(NnueEval::new(net))),
+            Some(Net::Kibitz(net)) => Evaluator::Small(Box::new(SmallEval::new(net))),
         }
     }
 
     /// The margins tuned for this evaluation's scale.
     pub fn params(&self) -> Params {
         match self {
-            Evaluator::HandWritten(_) => Params::HAND_WRITTEN,
+            Evaluator::HandWritten(_) | Evaluator::Small(_) => Params::HAND_WRITTEN,
             Evaluator::Nnue(_) => Params::NNUE,
         }
     }
 
     /// The net, if the evaluation is a net's.
-    pub fn net(&self) -> Option<&Arc<Network>> {
+    pub fn net(&self) -> Option<Net> {
         match self {
             Evaluator::HandWritten(_) => None,
-            Evaluator::Nnue(e) => Some(e.network()),
+            Evaluator::Nnue(e) => Some(Net::Stockfish(e.network().clone())),
+            Evaluator::Small(e) => Some(Net::Kibitz(e.network().clone())),
         }
     }
 
@@ -148,6 +151,13 @@ impl Evaluator {
                 let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
                 v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
             }
+            Evaluator::Small(e) => {
+                // Damped as the 50-move counter grows, as with Stockfish's
+                // nets: a won position that makes no progress is less won.
+                let v = e.evaluate(pos);
+                let v = v * (200 - (pos.rule50() as i32).min(200)) / 200;
+                v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            }
         }
     }
 
@@ -157,7 +167,7 @@ impl Evaluator {
             Evaluator::HandWritten(tables) => tables.clear(),
             // The accumulators are tagged with the keys of their states:
             // there is nothing stale to forget.
-            Evaluator::Nnue(_) => {}
+            Evaluator::Nnue(_) | Evaluator::Small(_) => {}
         }
     }
 
@@ -165,7 +175,7 @@ impl Evaluator {
     #[inline]
     pub fn to_centipawns(&self, score: i32) -> i32 {
         match self {
-            Evaluator::HandWritten(_) => score,
+            Evaluator::HandWritten(_) | Evaluator::Small(_) => score,
             Evaluator::Nnue(_) if score.abs() >= MATE_BOUND => score,
             Evaluator::Nnue(_) => to_centipawns(score),
         }

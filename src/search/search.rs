@@ -32,7 +32,7 @@ use crate::{
         position::Position,
         types::{Piece, Role},
     },
-    nnue::Network,
+    nnue::Net,
     search::{
         evaluator::{Evaluator, Params},
         movepick::{HISTORY_MAX, History, MovePicker},
@@ -219,10 +219,7 @@ impl Searcher {
 
     /// A searcher with a `hash_mib` MiB table that evaluates with `net`
     /// (the hand-written evaluation without one).
-    pub fn try_with_net(
-        hash_mib: usize,
-        net: Option<Arc<Network>>,
-    ) -> Result<Searcher, TableError> {
+    pub fn try_with_net(hash_mib: usize, net: Option<Net>) -> Result<Searcher, TableError> {
         let tt = TranspositionTable::try_new(hash_mib)?;
         let eval = Evaluator::new(net);
         let params = eval.params();
@@ -290,7 +287,7 @@ impl Searcher {
     }
 
     /// The net the searcher evaluates with, if any.
-    pub fn net(&self) -> Option<&Arc<Network>> {
+    pub fn net(&self) -> Option<Net> {
         self.eval.net()
     }
 

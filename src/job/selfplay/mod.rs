@@ -32,7 +32,7 @@ pub use game::{GameRng, OPENING_TRIES, Openings, Played, Rules, board_ending};
 use crate::{
     job::annotate::{LabelWith, OutputMode, input_infos},
     label::{Cause, Labeller, LabellerPool, engine::EngineError, search::SearchLabeller},
-    nnue::Network,
+    nnue::Net,
     record::{
         format::{
             BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, LabelSource,
@@ -282,7 +282,7 @@ impl SelfPlay {
             .map(|_| Searcher::try_with_net(1, net.clone()))
             .collect::<Result<_, _>>()
             .map_err(table)?;
-        let header = header(&settings, &openings, source, engine, net.as_deref());
+        let header = header(&settings, &openings, source, engine, net.as_ref());
         Ok(SelfPlay { output, mode, settings, openings, header, searchers, random })
     }
 
@@ -531,7 +531,7 @@ fn header(
     openings: &Openings,
     label: LabelSource,
     engine: String,
-    net: Option<&Network>,
+    net: Option<&Net>,
 ) -> Header {
     let r = &s.rules;
     let (book, book_sha256, book_positions) = match openings {

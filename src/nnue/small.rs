@@ -1,0 +1,605 @@
+//! kibitz's own nets: a perspective net, 768 inputs -> N hidden x 2 -> 1,
+//! trained by `kibitz train` and quantised to integers as bullet does.
+//!
+//! The inputs are the pieces seen from one side: colour (the side's own or
+//! the other's) x role x square, the board flipped vertically for Black,
+//! 768 in all. Both sides' accumulators share one weight matrix; the side
+//! to move's comes first into the output layer. The hidden layer's
+//! activation is SCReLU (`clamp(x, 0, 1)^2`) or CReLU (`clamp(x, 0, 1)`).
+//!
+//! Integers: the first layer's weights and biases are `i16` scaled by
+//! [`QA`], the output weights `i16` scaled by [`QB`], the output bias `i32`
+//! scaled by `QA * QB`. The evaluation, side to move's view, in
+//! centipawns, is
+//!
+//! ```text
+//! SCReLU: (sum(clamp(acc, 0, QA)^2 * w) / QA + bias) * SCALE / (QA * QB)
+//! CReLU:  (sum(clamp(acc, 0, QA)   * w)      + bias) * SCALE / (QA * QB)
+//! ```
+//!
+//! with the sums in wrapping 32-bit arithmetic, so a vectorised build and a
+//! portable one compute the same integers whatever order they add in.
+//!
+//! The file (documented in docs/NET_FORMAT.md), little-endian:
+//!
+//! ```text
+//! magic "KIBITZNN" | version u32 | inputs u32 | hidden u32 | activation u32
+//! | QA i32 | QB i32 | SCALE i32 | description length u32 | description
+//! | first-layer weights i16[768 * hidden] (row by input) | biases i16[hidden]
+//! | output weights i16[2 * hidden] | output bias i32 | SHA-256 of all before
+//! ```
+
+use std::{path::Path, sync::Arc};
+
+use sha2::{Digest, Sha256};
+
+use crate::{
+    chess::{
+        position::Position,
+        state::StateInfo,
+        types::{Color, Piece, Square},
+    },
+    nnue::{NetError, NetInfo},
+};
+
+/// The file's first eight bytes.
+pub const MAGIC: &[u8; 8] = b"KIBITZNN";
+/// The format version this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+/// Inputs per side: 2 colours x 6 roles x 64 squares.
+pub const INPUTS: usize = 768;
+/// The first layer's scale.
+pub const QA: i32 = 255;
+/// The output layer's scale.
+pub const QB: i32 = 64;
+/// Centipawns per unit of the net's output.
+pub const SCALE: i32 = 400;
+/// The hidden layer's width must be a multiple of this (whole vectors).
+pub const HIDDEN_STEP: usize = 16;
+/// The widest hidden layer a file may declare.
+pub const MAX_HIDDEN: usize = 2048;
+/// The longest description a file may carry.
+pub const MAX_DESCRIPTION: usize = 4096;
+const HEADER: usize = 8 + 4 * 8;
+const TRAILER: usize = 32;
+
+/// The hidden layer's activation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Activation {
+    /// `clamp(x, 0, 1)`.
+    CReLU,
+    /// `clamp(x, 0, 1)^2`.
+    SCReLU,
+}
+
+impl Activation {
+    /// The code the file stores.
+    pub fn code(self) -> u32 {
+        match self {
+            Activation::CReLU => 0,
+            Activation::SCReLU => 1,
+        }
+    }
+
+    /// The activation of a stored code.
+    pub fn from_code(code: u32) -> Option<Activation> {
+        match code {
+            0 => Some(Activation::CReLU),
+            1 => Some(Activation::SCReLU),
+            _ => None,
+        }
+    }
+
+    /// Its name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Activation::CReLU => "CReLU",
+            Activation::SCReLU => "SCReLU",
+        }
+    }
+}
+
+/// The input a piece on a square is, seen from `side`.
+#[inline]
+pub fn feature(side: Color, sq: Square, pc: Piece) -> usize {
+    let theirs = usize::from(pc.color() != side);
+    let sq = match side {
+        Color::White => sq.to_usize(),
+        Color::Black => sq.to_usize() ^ 56,
+    };
+    theirs * 384 + pc.role().to_usize() * 64 + sq
+}
+
+/// A kibitz net, read and checked.
+#[derive(Clone, Debug)]
+pub struct SmallNet {
+    hidden: usize,
+    activation: Activation,
+    /// The first layer's weights, `hidden` per input, input by input.
+    pub ft_weights: Vec<i16>,
+    /// The first layer's biases.
+    pub ft_biases: Vec<i16>,
+    /// The output weights: the side to move's `hidden`, then the other's.
+    pub out_weights: Vec<i16>,
+    /// The output bias, scaled by `QA * QB`.
+    pub out_bias: i32,
+    description: String,
+    info: NetInfo,
+}
+
+impl SmallNet {
+    /// A net from its integers; `description` and `name` say what it is.
+    ///
+    /// # Panics
+    ///
+    /// If the slices' lengths do not fit `hidden` or `hidden` is not a
+    /// multiple of [`HIDDEN_STEP`] up to [`MAX_HIDDEN`] (a programming error).
+    pub fn new(
+        activation: Activation,
+        ft_weights: Vec<i16>,
+        ft_biases: Vec<i16>,
+        out_weights: Vec<i16>,
+        out_bias: i32,
+        description: &str,
+    ) -> SmallNet {
+        let hidden = ft_biases.len();
+        assert!(hidden > 0 && hidden.is_multiple_of(HIDDEN_STEP) && hidden <= MAX_HIDDEN);
+        assert_eq!(ft_weights.len(), INPUTS * hidden);
+        assert_eq!(out_weights.len(), 2 * hidden);
+        let mut net = SmallNet {
+            hidden,
+            activation,
+            ft_weights,
+            ft_biases,
+            out_weights,
+            out_bias,
+            description: description.chars().take(MAX_DESCRIPTION / 4).collect(),
+            info: NetInfo { name: String::new(), sha256: String::new() },
+        };
+        let bytes = net.to_bytes();
+        net.info = NetInfo { name: "(in memory)".into(), sha256: sha256_hex(&bytes) };
+        net
+    }
+
+    /// A net of width `hidden` with weights from a seeded generator: not
+    /// trained, but every part non-trivial (tests and fuzzing write it).
+    pub fn synthetic(hidden: usize, activation: Activation, seed: u64) -> SmallNet {
+        let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = |range: i32| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 33) as i32 % (2 * range + 1) - range) as i16
+        };
+        let ft_weights = (0..INPUTS * hidden).map(|_| next(40)).collect();
+        let ft_biases = (0..hidden).map(|_| next(60)).collect();
+        let out_weights = (0..2 * hidden).map(|_| next(100)).collect();
+        SmallNet::new(activation, ft_weights, ft_biases, out_weights, 1234, "synthetic net")
+    }
+
+    /// The hidden layer's width per side.
+    pub fn hidden(&self) -> usize {
+        self.hidden
+    }
+
+    /// The hidden layer's activation.
+    pub fn activation(&self) -> Activation {
+        self.activation
+    }
+
+    /// The description the net carries.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+
+    /// The file's name and SHA-256.
+    pub fn info(&self) -> &NetInfo {
+        &self.info
+    }
+
+    /// The architecture in words: `768->128x2->1 SCReLU`.
+    pub fn architecture(&self) -> String {
+        format!("{INPUTS}->{}x2->1 {}", self.hidden, self.activation.name())
+    }
+
+    /// Whether `bytes` start as a kibitz net does.
+    pub fn is_kibitz_net(bytes: &[u8]) -> bool {
+        bytes.starts_with(MAGIC)
+    }
+
+    /// Reads and checks the net in `path`.
+    ///
+    /// # Errors
+    ///
+    /// A [`NetError`] naming the file.
+    pub fn load(path: &Path) -> Result<SmallNet, NetError> {
+        let file = path.display().to_string();
+        if path.is_dir() {
+            return Err(NetError::Directory { file });
+        }
+        let bytes =
+            std::fs::read(path).map_err(|source| NetError::Io { file: file.clone(), source })?;
+        let name = path.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+        SmallNet::from_bytes(&bytes, &file, name)
+    }
+
+    /// Reads and checks a net held in memory; `file` names it in errors,
+    /// `name` in [`NetInfo`].
+    ///
+    /// # Errors
+    ///
+    /// A [`NetError`]: not a kibitz net, another version, an architecture
+    /// this build does not know, a file cut short or too long, or a
+    /// checksum that does not match its bytes.
+    pub fn from_bytes(bytes: &[u8], file: &str, name: String) -> Result<SmallNet, NetError> {
+        let invalid = |reason: String| NetError::Invalid { file: file.to_string(), reason };
+        if bytes.is_empty() {
+            return Err(NetError::Empty { file: file.to_string() });
+        }
+        if !SmallNet::is_kibitz_net(bytes) {
+            return Err(invalid("not a kibitz net (no KIBITZNN magic)".into()));
+        }
+        if bytes.len() < HEADER {
+            return Err(invalid(format!(
+                "the kibitz net is cut short inside its header: {} bytes",
+                bytes.len()
+            )));
+        }
+        let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let version = u32_at(8);
+        if version != FORMAT_VERSION {
+            return Err(invalid(format!(
+                "kibitz net format version {version}; this build reads version {FORMAT_VERSION}"
+            )));
+        }
+        let inputs = u32_at(12) as usize;
+        let hidden = u32_at(16) as usize;
+        let activation = Activation::from_code(u32_at(20))
+            .ok_or_else(|| invalid(format!("unknown activation code {}", u32_at(20))))?;
+        let (qa, qb, scale) = (u32_at(24) as i32, u32_at(28) as i32, u32_at(32) as i32);
+        if inputs != INPUTS {
+            return Err(invalid(format!("{inputs} inputs; this build knows {INPUTS}")));
+        }
+        if hidden == 0 || !hidden.is_multiple_of(HIDDEN_STEP) || hidden > MAX_HIDDEN {
+            return Err(invalid(format!(
+                "hidden width {hidden}: must be a multiple of {HIDDEN_STEP} up to {MAX_HIDDEN}"
+            )));
+        }
+        if (qa, qb, scale) != (QA, QB, SCALE) {
+            return Err(invalid(format!(
+                "scales QA {qa}, QB {qb}, SCALE {scale}; this build uses {QA}, {QB}, {SCALE}"
+            )));
+        }
+        let length = u32_at(36) as usize;
+        if length > MAX_DESCRIPTION {
+            return Err(invalid(format!(
+                "a description of {length} bytes (at most {MAX_DESCRIPTION})"
+            )));
+        }
+        let expected = file_size(hidden, length);
+        if bytes.len() != expected {
+            let (size, how) =
+                (bytes.len(), if bytes.len() < expected { "cut short" } else { "too long" });
+            return Err(invalid(format!(
+                "the kibitz net is {how}: {size} bytes, a {INPUTS}->{hidden}x2->1 net with this \
+                 description has {expected}"
+            )));
+        }
+        let body = &bytes[..expected - TRAILER];
+        if Sha256::digest(body)[..] != bytes[expected - TRAILER..] {
+            return Err(invalid("checksum mismatch: the file was changed or damaged".into()));
+        }
+        let description = String::from_utf8_lossy(&bytes[HEADER..HEADER + length]).into_owned();
+        let mut at = HEADER + length;
+        let mut i16s = |n: usize| -> Vec<i16> {
+            let v = bytes[at..at + 2 * n]
+                .chunks_exact(2)
+                .map(|c| i16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            at += 2 * n;
+            v
+        };
+        let ft_weights = i16s(INPUTS * hidden);
+        let ft_biases = i16s(hidden);
+        let out_weights = i16s(2 * hidden);
+        let out_bias = i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        Ok(SmallNet {
+            hidden,
+            activation,
+            ft_weights,
+            ft_biases,
+            out_weights,
+            out_bias,
+            description,
+            info: NetInfo { name, sha256: sha256_hex(bytes) },
+        })
+    }
+
+    /// The file's bytes: what [`SmallNet::from_bytes`] reads back.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(file_size(self.hidden, self.description.len()));
+        out.extend_from_slice(MAGIC);
+        for v in [
+            FORMAT_VERSION,
+            INPUTS as u32,
+            self.hidden as u32,
+            self.activation.code(),
+            QA as u32,
+            QB as u32,
+            SCALE as u32,
+            self.description.len() as u32,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(self.description.as_bytes());
+        for v in self.ft_weights.iter().chain(&self.ft_biases).chain(&self.out_weights) {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(&self.out_bias.to_le_bytes());
+        let digest = Sha256::digest(&out);
+        out.extend_from_slice(&digest);
+        out
+    }
+
+    /// The accumulator of `side` for `pos`, from scratch.
+    pub fn refresh(&self, pos: &Position, side: Color, acc: &mut [i16]) {
+        acc.copy_from_slice(&self.ft_biases);
+        for sq in pos.occupied() {
+            if let Some(pc) = pos.piece_on(sq) {
+                add_row(acc, self.row(feature(side, sq, pc)));
+            }
+        }
+    }
+
+    /// Row `f` of the first layer.
+    #[inline]
+    fn row(&self, f: usize) -> &[i16] {
+        &self.ft_weights[f * self.hidden..(f + 1) * self.hidden]
+    }
+
+    /// The evaluation in centipawns from the accumulators of the side to
+    /// move (`us`) and of the other side (`them`).
+    #[inline]
+    pub fn output(&self, us: &[i16], them: &[i16]) -> i32 {
+        let (wu, wt) = self.out_weights.split_at(self.hidden);
+        let sum = match self.activation {
+            Activation::SCReLU => screlu_dot(us, wu).wrapping_add(screlu_dot(them, wt)) / QA,
+            Activation::CReLU => crelu_dot(us, wu).wrapping_add(crelu_dot(them, wt)),
+        };
+        // i64: the bias and the scale could overflow 32 bits together.
+        ((i64::from(sum) + i64::from(self.out_bias)) * i64::from(SCALE) / i64::from(QA * QB)) as i32
+    }
+
+    /// The evaluation of `pos` from scratch, side to move's view, in
+    /// centipawns.
+    pub fn evaluate(&self, pos: &Position) -> i32 {
+        let mut w = vec![0i16; self.hidden];
+        let mut b = vec![0i16; self.hidden];
+        self.refresh(pos, Color::White, &mut w);
+        self.refresh(pos, Color::Black, &mut b);
+        match pos.side_to_move() {
+            Color::White => self.output(&w, &b),
+            Color::Black => self.output(&b, &w),
+        }
+    }
+}
+
+fn file_size(hidden: usize, description: usize) -> usize {
+    HEADER + description + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + TRAILER
+}
+
+fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+// The loops below are written so the compiler vectorises them (AVX-512,
+// AVX2 or SSE2, whatever the build targets); wrapping arithmetic makes every
+// build's integers the same.
+
+#[inline]
+fn add_row(acc: &mut [i16], row: &[i16]) {
+    for (a, &w) in acc.iter_mut().zip(row) {
+        *a = a.wrapping_add(w);
+    }
+}
+
+#[inline]
+fn sub_row(acc: &mut [i16], row: &[i16]) {
+    for (a, &w) in acc.iter_mut().zip(row) {
+        *a = a.wrapping_sub(w);
+    }
+}
+
+#[inline]
+fn screlu_dot(acc: &[i16], w: &[i16]) -> i32 {
+    let mut sum = [0i32; HIDDEN_STEP];
+    for (a, w) in acc.chunks_exact(HIDDEN_STEP).zip(w.chunks_exact(HIDDEN_STEP)) {
+        for k in 0..HIDDEN_STEP {
+            let c = i32::from(a[k]).clamp(0, QA);
+            // c * w fits in 16 bits when |w| <= 128; the product with c in 32.
+            sum[k] = sum[k].wrapping_add(c * c * i32::from(w[k]));
+        }
+    }
+    sum.iter().fold(0i32, |s, &v| s.wrapping_add(v))
+}
+
+#[inline]
+fn crelu_dot(acc: &[i16], w: &[i16]) -> i32 {
+    let mut sum = [0i32; HIDDEN_STEP];
+    for (a, w) in acc.chunks_exact(HIDDEN_STEP).zip(w.chunks_exact(HIDDEN_STEP)) {
+        for k in 0..HIDDEN_STEP {
+            let c = i32::from(a[k]).clamp(0, QA);
+            sum[k] = sum[k].wrapping_add(c * i32::from(w[k]));
+        }
+    }
+    sum.iter().fold(0i32, |s, &v| s.wrapping_add(v))
+}
+
+/// A thread's evaluator with a kibitz net: one pair of accumulators per
+/// state of the position's stack, tagged with the state's key and brought up
+/// to date from the nearest computed ancestor with the pieces each move
+/// changed, as Stockfish's accumulator stack is (no king buckets here, so a
+/// king move is one more changed piece, not a refresh).
+pub struct SmallEval {
+    net: Arc<SmallNet>,
+    /// Per state: White's accumulator then Black's, `2 * hidden` values.
+    values: Vec<i16>,
+    keys: Vec<Option<u64>>,
+    add: Vec<usize>,
+    sub: Vec<usize>,
+    /// Updates that found their accumulators computed.
+    pub hits: u64,
+    /// Updates from an ancestor.
+    pub steps: u64,
+    /// Updates from scratch.
+    pub refreshes: u64,
+}
+
+impl SmallEval {
+    /// An evaluator with `net`.
+    pub fn new(net: Arc<SmallNet>) -> SmallEval {
+        SmallEval {
+            net,
+            values: Vec::new(),
+            keys: Vec::new(),
+            add: Vec::with_capacity(32),
+            sub: Vec::with_capacity(32),
+            hits: 0,
+            steps: 0,
+            refreshes: 0,
+        }
+    }
+
+    /// The net.
+    pub fn network(&self) -> &Arc<SmallNet> {
+        &self.net
+    }
+
+    /// The evaluation of `pos`, side to move's view, in centipawns.
+    #[inline]
+    pub fn evaluate(&mut self, pos: &Position) -> i32 {
+        let top = self.update(pos);
+        let n = self.net.hidden;
+        let (w, b) = self.values[2 * n * top..2 * n * (top + 1)].split_at(n);
+        match pos.side_to_move() {
+            Color::White => self.net.output(w, b),
+            Color::Black => self.net.output(b, w),
+        }
+    }
+
+    /// White's and Black's accumulators of `pos`, brought up to date.
+    pub fn accumulators(&mut self, pos: &Position) -> (&[i16], &[i16]) {
+        let top = self.update(pos);
+        let n = self.net.hidden;
+        self.values[2 * n * top..2 * n * (top + 1)].split_at(n)
+    }
+
+    /// Brings the accumulators of `pos`'s current state up to date; its
+    /// index in the stack.
+    fn update(&mut self, pos: &Position) -> usize {
+        let states = pos.states();
+        let top = states.len() - 1;
+        let n = 2 * self.net.hidden;
+        if self.keys.len() <= top {
+            self.keys.resize(top + 65, None);
+            self.values.resize(self.keys.len() * n, 0);
+        }
+        if self.keys[top] == Some(states[top].key) {
+            self.hits += 1;
+            return top;
+        }
+        let budget = pos.occupied().count() as usize;
+        let (mut cost, mut i) = (0, top);
+        let found = loop {
+            if i == 0 {
+                break None;
+            }
+            cost += states[i].dirty.entries().len();
+            if cost > budget {
+                break None;
+            }
+            i -= 1;
+            if self.keys[i] == Some(states[i].key) {
+                break Some(i);
+            }
+        };
+        match found {
+            Some(from) => {
+                self.steps += 1;
+                self.jump(&states[from + 1..=top], from, top);
+            }
+            None => {
+                self.refreshes += 1;
+                let (w, b) = self.values[n * top..n * (top + 1)].split_at_mut(n / 2);
+                self.net.refresh(pos, Color::White, w);
+                self.net.refresh(pos, Color::Black, b);
+            }
+        }
+        self.keys[top] = Some(states[top].key);
+        top
+    }
+
+    /// Entry `top` from entry `from` and the pieces the moves of `between`
+    /// changed.
+    fn jump(&mut self, between: &[StateInfo], from: usize, top: usize) {
+        let n = 2 * self.net.hidden;
+        let h = self.net.hidden;
+        let (before, after) = self.values.split_at_mut(n * top);
+        let dst = &mut after[..n];
+        dst.copy_from_slice(&before[n * from..n * (from + 1)]);
+        for (s, side) in [Color::White, Color::Black].into_iter().enumerate() {
+            self.add.clear();
+            self.sub.clear();
+            for st in between {
+                for e in st.dirty.entries() {
+                    if let Some(sq) = e.from {
+                        self.sub.push(feature(side, sq, e.piece));
+                    }
+                    if let Some(sq) = e.to {
+                        self.add.push(feature(side, sq, e.piece));
+                    }
+                }
+            }
+            let acc = &mut dst[s * h..(s + 1) * h];
+            for &f in &self.add {
+                add_row(acc, self.net.row(f));
+            }
+            for &f in &self.sub {
+                sub_row(acc, self.net.row(f));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_and_every_fault_is_named() {
+        let net = SmallNet::synthetic(32, Activation::SCReLU, 3);
+        let bytes = net.to_bytes();
+        let back = SmallNet::from_bytes(&bytes, "t.nnue", "t.nnue".into()).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.architecture(), "768->32x2->1 SCReLU");
+        assert_eq!(back.info().sha256, net.info().sha256);
+        let err = |b: &[u8]| SmallNet::from_bytes(b, "t.nnue", "t".into()).unwrap_err().to_string();
+        assert!(err(&bytes[..bytes.len() - 1]).starts_with("t.nnue: the kibitz net is cut short"));
+        let mut longer = bytes.clone();
+        longer.push(0);
+        assert!(err(&longer).contains("is too long"));
+        let mut flipped = bytes.clone();
+        flipped[HEADER + 100] ^= 1;
+        assert!(err(&flipped).contains("checksum"), "{}", err(&flipped));
+        let mut version = bytes.clone();
+        version[8] = 9;
+        assert!(err(&version).contains("version 9"));
+        let mut width = bytes.clone();
+        width[16] = 33;
+        assert!(err(&width).contains("hidden width 33"));
+        assert!(err(b"KIBITZNN").contains("inside its header"));
+        assert!(err(b"").contains("empty"));
+        assert!(err(b"\x20\x2f\xf3\x7a....").contains("not a kibitz net"));
+    }
+}
