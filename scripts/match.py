@@ -11,8 +11,16 @@ depth instead (an A/B match of a change, same openings, both colours):
 
     python3 scripts/match.py --games 400 --kibitz-depth 7 --baseline /tmp/kibitz-before
     python3 scripts/match.py --games 400 --nodes 20000 --baseline /tmp/kibitz-before
+
+Two evaluations of one binary at equal time per move (the shipped net
+against the hand-written evaluation), two games at a time:
+
+    python3 scripts/match.py --games 400 --movetime 40 --baseline target/release/kibitz \
+        --kibitz-option EvalFile=data/kibitz-768x128.nnue --baseline-option EvalFile=hand-written \
+        --concurrency 2
 """
 import argparse
+import concurrent.futures
 import io
 import math
 import os
@@ -73,53 +81,91 @@ def main():
     p.add_argument("--skill", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--baseline", help="play this kibitz binary (at --kibitz-depth) instead of Stockfish")
+    p.add_argument("--movetime", type=int,
+                   help="with --baseline: both search this many milliseconds a move (equal time)")
+    p.add_argument("--kibitz-option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a UCI option for kibitz (repeatable)")
+    p.add_argument("--baseline-option", action="append", default=[], metavar="NAME=VALUE",
+                   help="a UCI option for the baseline (repeatable)")
+    p.add_argument("--concurrency", type=int, default=1,
+                   help="games played at once, each by its own pair of engines")
     p.add_argument("--nodes", type=int,
                    help="with --baseline: both binaries search this many nodes a move instead of a depth "
                         "(an equal-cost match for a change that makes a depth dearer or cheaper)")
     args = p.parse_args()
-    kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
-    kib.configure({"Hash": 16})
+
+    def options(pairs):
+        return dict(pair.split("=", 1) for pair in pairs)
+
+    def engines():
+        kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
+        kib.configure({"Hash": 16, **options(args.kibitz_option)})
+        if args.baseline:
+            sf = chess.engine.SimpleEngine.popen_uci([args.baseline, "uci"])
+            sf.configure({"Hash": 16, **options(args.baseline_option)})
+        else:
+            sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
+            sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
+        return kib, sf
+
     if args.baseline:
-        sf = chess.engine.SimpleEngine.popen_uci([args.baseline, "uci"])
-        sf.configure({"Hash": 16})
         args.sf_depth = args.kibitz_depth
-        opponent = f"baseline {args.baseline}"
+        opponent = f"baseline {args.baseline} {' '.join(args.baseline_option)}".strip()
     else:
-        sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
-        sf.configure({"Threads": 1, "Hash": 16, "Skill Level": args.skill})
         opponent = f"Stockfish 15.1 Skill {args.skill}"
     limits = {"kibitz": chess.engine.Limit(depth=args.kibitz_depth), "sf": chess.engine.Limit(depth=args.sf_depth)}
     budget = f"d{args.kibitz_depth}"
-    if args.nodes:
+    if args.nodes or args.movetime:
         if not args.baseline:
-            p.error("--nodes needs --baseline")
-        limits = {k: chess.engine.Limit(nodes=args.nodes) for k in limits}
-        budget = f"{args.nodes} nodes"
-    wins = draws = losses = 0
-    scores = []
-    for i, moves in enumerate(openings((args.games + 1) // 2, args.seed)):
+            p.error("--nodes and --movetime need --baseline")
+        if args.nodes:
+            limits = {k: chess.engine.Limit(nodes=args.nodes) for k in limits}
+            budget = f"{args.nodes} nodes"
+        else:
+            limits = {k: chess.engine.Limit(time=args.movetime / 1000) for k in limits}
+            budget = f"{args.movetime} ms"
+    schedule = []
+    for moves in openings((args.games + 1) // 2, args.seed):
         for kibitz_white in (True, False):
-            if len(scores) >= args.games:
-                break
+            if len(schedule) < args.games:
+                schedule.append((moves, kibitz_white))
+    pool = [engines() for _ in range(max(1, args.concurrency))]
+    free = list(range(len(pool)))
+    import threading
+    lock = threading.Lock()
+
+    def one(job):
+        moves, kibitz_white = job
+        with lock:
+            k = free.pop()
+        kib, sf = pool[k]
+        try:
             pair = (("kibitz", kib), ("sf", sf)) if kibitz_white else (("sf", sf), ("kibitz", kib))
             r = play(pair[0], pair[1], moves, limits)
-            s = r if kibitz_white else 1 - r
+        finally:
+            with lock:
+                free.append(k)
+        return r if kibitz_white else 1 - r
+
+    wins = draws = losses = 0
+    scores = []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=len(pool)) as ex:
+        for s in ex.map(one, schedule):
             scores.append(s)
             wins += s == 1.0
             draws += s == 0.5
             losses += s == 0.0
-        n = len(scores)
-        if n % 20 == 0 or n >= args.games:
-            mean = sum(scores) / n
-            sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
-            lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)
-            print(f"{n} games: +{wins} ={draws} -{losses}, score {mean:.3f}, "
-                  f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz {budget} "
-                  f"vs {opponent} {budget if args.baseline else f'd{args.sf_depth}'})", flush=True)
-        if len(scores) >= args.games:
-            break
-    kib.quit()
-    sf.quit()
+            n = len(scores)
+            if n % 20 == 0 or n >= args.games:
+                mean = sum(scores) / n
+                sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
+                lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)
+                print(f"{n} games: +{wins} ={draws} -{losses}, score {mean:.3f}, "
+                      f"Elo {elo(mean):+.0f} [{lo:+.0f}, {hi:+.0f}] (kibitz {' '.join(args.kibitz_option)} {budget} "
+                      f"vs {opponent} {budget if args.baseline else f'd{args.sf_depth}'})", flush=True)
+    for kib, sf in pool:
+        kib.quit()
+        sf.quit()
 
 
 if __name__ == "__main__":

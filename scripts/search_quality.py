@@ -51,8 +51,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 SHARED = os.environ.get("KIBITZ_DATA", os.path.join(ROOT, "..", "shared", "data"))
 KIBITZ = os.environ.get("KIBITZ", os.path.join(ROOT, "target", "release", "kibitz"))
-# A Stockfish 15.1 net for kibitz (--net, or KIBITZ_NET): its EvalFile.
-NET = None
+# What kibitz evaluates with (--net, or KIBITZ_NET): a net file (Stockfish
+# 15.1's or kibitz's own), "<built-in>" for the net built into kibitz, or
+# "hand-written" (the default): its EvalFile.
+NET = "hand-written"
+
+
+def eval_name():
+    return NET if NET in ("hand-written", "<built-in>") else "the net " + os.path.basename(NET)
 STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
 
 
@@ -148,8 +154,7 @@ def sample_source(name, n, seed=1):
 def open_engine(kind):
     if kind == "kibitz":
         e = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
-        if NET:
-            e.configure({"EvalFile": NET})
+        e.configure({"EvalFile": NET})
     else:
         e = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
         e.configure({"Threads": 1})
@@ -267,7 +272,7 @@ class PipeEngine:
         self.wait("uciok")
         if kind != "kibitz":
             self.send("setoption name Threads value 1")
-        elif NET:
+        else:
             self.send(f"setoption name EvalFile value {NET}")
         self.send("setoption name Hash value 16")
         self.send("isready")
@@ -397,7 +402,7 @@ def cmd_sources(args):
     names = args.sources or list(SOURCES)
     engines = {"kibitz": PipeEngine("kibitz"), "stockfish": PipeEngine("stockfish")}
     print(f"{args.positions} positions per source; reference: Stockfish 15.1 depth 16; "
-          f"kibitz {'with the net ' + os.path.basename(NET) if NET else 'hand-written'}; "
+          f"kibitz with {eval_name()}; "
           f"raw UCI over pipes, one thread, Hash 16, ucinewgame before each position")
     summary = []
     for name in names:
@@ -498,13 +503,18 @@ def main():
     p.add_argument("--rounds", type=int, default=3, help="speed: rounds over the positions (medians)")
     p.add_argument("--sources", nargs="+", choices=list(SOURCES),
                    help="sources: the sources to sample (default: all)")
-    p.add_argument("--sf-depths", type=int, nargs="+", default=[7, 8, 9, 10],
+    p.add_argument("--sf-depths", type=int, nargs="*", default=[7, 8, 9, 10],
                    help="sources: Stockfish's depths")
     p.add_argument("--net", default=os.environ.get("KIBITZ_NET"),
-                   help="kibitz evaluates with this Stockfish 15.1 net (its EvalFile); default KIBITZ_NET")
+                   help="kibitz evaluates with this net (Stockfish 15.1's or kibitz's own; its "
+                        "EvalFile), `builtin` for the net built into kibitz; default KIBITZ_NET, "
+                        "else the hand-written evaluation")
     args = p.parse_args()
     global NET
-    NET = os.path.abspath(args.net) if args.net else None
+    if args.net == "builtin":
+        NET = "<built-in>"
+    elif args.net and args.net != "hand-written":
+        NET = os.path.abspath(args.net)
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed,
      "sources": cmd_sources}[args.command](args)
 
