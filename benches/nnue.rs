@@ -12,6 +12,10 @@
 //!   evaluation-only benchmark (its `eval` prints a trace of some forty
 //!   evaluations), so the evaluation rate has no Stockfish column.
 //!
+//! * the same two measures for kibitz's own net (the built-in one, or
+//!   `--own FILE`): evaluations per second along the games, and the search
+//!   on the bench positions, beside the hand-written evaluation's.
+//!
 //! Also printed: how sparse the first hidden layer's inputs are.
 //!
 //! ```text
@@ -33,7 +37,7 @@ use std::{
 
 use kibitz::{
     GameReader, Limits, Move, Position, Searcher, bench,
-    nnue::{Accumulator, L1, Network, NnueEval, outputs, simd},
+    nnue::{Accumulator, L1, Net, Network, NnueEval, SmallEval, SmallNet, outputs, simd},
     set_start_position,
 };
 
@@ -119,6 +123,23 @@ fn evaluate_games(net: &Arc<Network>, games: &[(Position, Vec<Move>)], increment
     n
 }
 
+/// Evaluates every position of every game with a kibitz net, each
+/// accumulator brought up to date from the previous position's.
+fn evaluate_games_small(net: &Arc<SmallNet>, games: &[(Position, Vec<Move>)]) -> u64 {
+    let mut eval = SmallEval::new(net.clone());
+    let (mut n, mut sum) = (0, 0i64);
+    for (start, moves) in games {
+        let mut pos = start.clone();
+        for &m in moves {
+            pos.do_move(m);
+            sum += i64::from(eval.evaluate(&pos));
+            n += 1;
+        }
+    }
+    std::hint::black_box(sum);
+    n
+}
+
 /// Zero bytes and zero 4-byte blocks among the first hidden layer's inputs.
 fn sparsity(net: &Arc<Network>, games: &[(Position, Vec<Move>)]) -> (f64, f64) {
     let (mut zero, mut zero_blocks, mut total) = (0u64, 0u64, 0u64);
@@ -139,9 +160,8 @@ fn sparsity(net: &Arc<Network>, games: &[(Position, Vec<Move>)]) -> (f64, f64) {
 }
 
 /// Searches the bench positions to `depth`: (nodes, seconds).
-fn kibitz_search(net: &Arc<Network>, fens: &[String], depth: i32) -> (u64, f64) {
-    let mut searcher =
-        Searcher::try_with_net(16, Some(kibitz::nnue::Net::Stockfish(net.clone()))).unwrap();
+fn kibitz_search(net: Option<Net>, fens: &[String], depth: i32) -> (u64, f64) {
+    let mut searcher = Searcher::try_with_net(16, net).unwrap();
     let start = Instant::now();
     let mut nodes = 0;
     for fen in fens {
@@ -208,6 +228,13 @@ fn main() {
     let n_games = arg("--games", 2000usize);
     let depth = arg("--depth", 10i32);
     let net = Arc::new(Network::load(&net_path()).expect("the net"));
+    let own = match std::env::args().position(|a| a == "--own") {
+        Some(i) => Net::load(Path::new(&std::env::args().nth(i + 1).expect("--own FILE")))
+            .expect("--own: a net"),
+        None => Net::builtin(),
+    };
+    let Net::Kibitz(small) = own.clone() else { panic!("--own: a kibitz net, not Stockfish's") };
+    println!("kibitz's own net: {} {}", small.info().name, small.architecture());
     let games = games(n_games);
     println!(
         "nnue: {} kernels, {} games, {rounds} interleaved rounds, medians",
@@ -221,16 +248,27 @@ fn main() {
         100.0 * zero_blocks
     );
     let fens = bench::positions();
-    let mut rates: [Vec<f64>; 6] = Default::default();
+    let mut rates: [Vec<f64>; 11] = Default::default();
     let mut evals = 0;
-    let mut nodes = [0u64; 2];
+    let mut nodes = [0u64; 4];
     for _ in 0..rounds {
         for incremental in [true, false] {
             let start = Instant::now();
             evals = evaluate_games(&net, &games, incremental);
             rates[usize::from(!incremental)].push(evals as f64 / start.elapsed().as_secs_f64());
         }
-        let (n, secs) = kibitz_search(&net, &fens, depth);
+        let start = Instant::now();
+        let n = evaluate_games_small(&small, &games);
+        rates[6].push(n as f64 / start.elapsed().as_secs_f64());
+        let (n, secs) = kibitz_search(Some(own.clone()), &fens, depth);
+        nodes[2] = n;
+        rates[7].push(n as f64 / secs);
+        rates[8].push(fens.len() as f64 / secs);
+        let (n, secs) = kibitz_search(None, &fens, depth);
+        nodes[3] = n;
+        rates[9].push(n as f64 / secs);
+        rates[10].push(fens.len() as f64 / secs);
+        let (n, secs) = kibitz_search(Some(Net::Stockfish(net.clone())), &fens, depth);
         nodes[0] = n;
         rates[2].push(n as f64 / secs);
         rates[3].push(fens.len() as f64 / secs);
@@ -239,7 +277,8 @@ fn main() {
         rates[4].push(n as f64 / secs);
         rates[5].push(fens.len() as f64 / secs);
     }
-    let [inc, scratch, k_nps, k_pos, s_nps, s_pos] = rates.map(|mut r| median(&mut r));
+    let [inc, scratch, k_nps, k_pos, s_nps, s_pos, own_evals, o_nps, o_pos, h_nps, h_pos] =
+        rates.map(|mut r| median(&mut r));
     println!("evaluations along the games ({evals} positions):");
     println!(
         "  kibitz, incremental       {:>8.2} M evals/s   {:>6.0} ns each",
@@ -269,5 +308,27 @@ fn main() {
          Stockfish runs about 1.6x Debian's)",
         k_nps / s_nps,
         k_pos / s_pos
+    );
+    println!("kibitz's own net ({}):", small.architecture());
+    println!(
+        "  evaluations, incremental  {:>8.2} M evals/s   {:>6.0} ns each ({:.2}x Stockfish's net \
+         in kibitz)",
+        own_evals / 1e6,
+        1e9 / own_evals,
+        own_evals / inc
+    );
+    println!(
+        "  search                {:>10} nodes  {:>6.2} M nodes/s  {:>7.1} pos/s ({:.2}x the nodes/s \
+         of kibitz with Stockfish's net)",
+        nodes[2],
+        o_nps / 1e6,
+        o_pos,
+        o_nps / k_nps
+    );
+    println!(
+        "  hand-written eval     {:>10} nodes  {:>6.2} M nodes/s  {:>7.1} pos/s",
+        nodes[3],
+        h_nps / 1e6,
+        h_pos
     );
 }

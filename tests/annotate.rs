@@ -642,6 +642,8 @@ fn files_of_earlier_format_versions_still_read() {
         "2",
         "--max-games",
         "3",
+        "--eval",
+        "hand-written",
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
@@ -661,6 +663,8 @@ fn files_of_earlier_format_versions_still_read() {
         "3",
         "--skip-captures",
         "false",
+        "--eval",
+        "hand-written",
     ]);
     assert_eq!(code, 0, "{err}");
     let export = |f: &Path| kibitz(&["export", s(f), "--format", "jsonl"]).1;

@@ -89,10 +89,10 @@ fn small_playouts(net: &Arc<SmallNet>, chess960: bool, seed: u64, min_checked: u
             }
             for &m in moves.iter() {
                 pos.do_move(m);
-                net.refresh(&pos, Color::White, &mut w);
-                net.refresh(&pos, Color::Black, &mut b);
-                let (iw, ib) = eval.accumulators(&pos);
-                if (iw, ib) != (&w[..], &b[..]) {
+                let pw = net.refresh(&pos, Color::White, &mut w);
+                let pb = net.refresh(&pos, Color::Black, &mut b);
+                let (iw, ib, p) = eval.accumulators(&pos);
+                if (iw, ib, p) != (&w[..], &b[..], [pw, pb]) {
                     pos.undo_move(m);
                     panic!("after {} in {}", pos.uci(m), pos.fen());
                 }
@@ -319,7 +319,8 @@ mod stockfish {
     #[test]
     fn eval_bench_signature_with_stockfish_net() {
         let result =
-            kibitz::bench::run(8, 16, Some(real_net()), |_, _, _| {}).expect("a 16 MiB table");
+            kibitz::bench::run(8, 16, Some(kibitz::nnue::Net::Stockfish(real_net())), |_, _, _| {})
+                .expect("a 16 MiB table");
         assert_eq!(result.positions, 52);
         assert_eq!(result.nodes, NET_BENCH_SIGNATURE_DEPTH_8);
     }

@@ -149,6 +149,22 @@ fn bench_signature() {
     assert_eq!(result.nodes, BENCH_SIGNATURE_DEPTH_6);
 }
 
+/// The bench node count at depth 6 with the built-in net (`kibitz bench
+/// 6`): a new `data/kibitz-net.nnue` changes it, as a change to the search
+/// does.
+const BUILTIN_NET_BENCH_SIGNATURE_DEPTH_6: u64 = 106195;
+
+#[test]
+fn bench_signature_builtin_net() {
+    let result = bench::run(6, 16, Some(kibitz::nnue::Net::builtin()), |_, _, _| {})
+        .expect("a 16 MiB table");
+    assert_eq!(result.nodes, BUILTIN_NET_BENCH_SIGNATURE_DEPTH_6);
+    let (code, out, err) = crate::util::kibitz(&["bench", "6"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("nodes {BUILTIN_NET_BENCH_SIGNATURE_DEPTH_6}")), "{out}");
+    assert!(out.contains("kibitz-net.nnue"), "{out}");
+}
+
 #[test]
 fn uci_protocol() {
     let mut child = crate::util::kibitz_command()

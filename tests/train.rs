@@ -16,8 +16,20 @@ use crate::util::{TempDir, kibitz, s};
 /// A small labelled file: self-play with the hand-written evaluation.
 fn data(dir: &TempDir) -> PathBuf {
     let out = dir.path("sp.kbz");
-    let (code, _, err) =
-        kibitz(&["selfplay", "-o", s(&out), "--games", "40", "--depth", "3", "-j", "1", "-q"]);
+    let (code, _, err) = kibitz(&[
+        "selfplay",
+        "-o",
+        s(&out),
+        "--games",
+        "40",
+        "--depth",
+        "3",
+        "-j",
+        "1",
+        "-q",
+        "--eval",
+        "hand-written",
+    ]);
     assert_eq!(code, 0, "{err}");
     out
 }

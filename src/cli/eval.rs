@@ -38,14 +38,29 @@ pub struct NetArgs {
     /// `printf 'uci\nexport_net nn.nnue\nquit\n' | /usr/games/stockfish`.
     #[arg(long, value_name = "FILE", env = "KIBITZ_NET")]
     pub net: Option<PathBuf>,
+    /// What to evaluate with when no --net is given: kibitz's built-in net
+    /// or the hand-written evaluation (which wins over KIBITZ_NET).
+    #[arg(long, value_enum, default_value_t = EvalChoice::Net)]
+    pub eval: EvalChoice,
+}
+
+/// The evaluation when no net file is named.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EvalChoice {
+    /// kibitz's own net, built into the binary.
+    Net,
+    /// The hand-written evaluation.
+    HandWritten,
 }
 
 impl NetArgs {
-    /// The net, read and checked, if one was asked for.
+    /// The net to evaluate with: the file named, else the built-in net,
+    /// or none for the hand-written evaluation.
     pub fn load(&self) -> Result<Option<Net>> {
-        match &self.net {
-            None => Ok(None),
-            Some(path) => Ok(Some(Net::load(path)?)),
+        match (&self.net, self.eval) {
+            (_, EvalChoice::HandWritten) => Ok(None),
+            (Some(path), EvalChoice::Net) => Ok(Some(Net::load(path)?)),
+            (None, EvalChoice::Net) => Ok(Some(Net::builtin())),
         }
     }
 }

@@ -2,9 +2,10 @@
 //! tools (cutechess, fastchess) and python-chess's engine module: `uci`,
 //! `isready`, `ucinewgame`, `position`, `go` (depth, nodes, movetime,
 //! wtime/btime/winc/binc/movestogo, infinite), `stop`, `quit`, and the
-//! options `Hash`, `UCI_Chess960` and `EvalFile` (a Stockfish 15.1 net to
-//! evaluate with, KIBITZ_NET by default; empty for the hand-written
-//! evaluation).
+//! options `Hash`, `UCI_Chess960` and `EvalFile` (a net to evaluate with:
+//! a Stockfish 15.1 net or one `kibitz train` made; KIBITZ_NET by default,
+//! else `<built-in>`, kibitz's own net; `hand-written` or empty for the
+//! hand-written evaluation).
 //!
 //! The search runs on its own thread so `stop` and `isready` are answered
 //! while it thinks.
@@ -32,6 +33,9 @@ fn say(line: &str) {
     let _ = writeln!(out, "{line}");
     let _ = out.flush();
 }
+
+/// `EvalFile`'s value for the built-in net.
+const BUILTIN: &str = "<built-in>";
 
 struct Engine {
     position: Position,
@@ -107,13 +111,16 @@ impl Engine {
         self.searcher.as_mut().expect("just made")
     }
 
-    /// Reads the net `EvalFile` names (none when empty): the searcher
-    /// evaluates with it from the next search on. A net that cannot be read
-    /// is reported and the previous evaluation stays.
+    /// Reads the net `EvalFile` names (none when empty or `hand-written`,
+    /// the built-in net for `<built-in>`): the searcher evaluates with it
+    /// from the next search on. A net that cannot be read is reported and
+    /// the previous evaluation stays.
     fn set_eval_file(&mut self, value: &str) {
         let value = value.trim();
-        let net = if value.is_empty() || value == "<empty>" {
+        let net = if value.is_empty() || value == "<empty>" || value == "hand-written" {
             None
+        } else if value == BUILTIN {
+            Some(Net::builtin())
         } else {
             match Net::load(std::path::Path::new(value)) {
                 Ok(net) => Some(net),
@@ -253,8 +260,8 @@ pub fn run() -> Result<ExitCode> {
         position: Position::startpos(),
         chess960: false,
         hash: 16,
-        eval_file: String::new(),
-        net: None,
+        eval_file: BUILTIN.to_string(),
+        net: Some(Net::builtin()),
         searcher: None,
         running: None,
     };
@@ -273,7 +280,7 @@ pub fn run() -> Result<ExitCode> {
                 say("option name Threads type spin default 1 min 1 max 1");
                 say("option name UCI_Chess960 type check default false");
                 let default =
-                    if engine.eval_file.is_empty() { "<empty>" } else { &engine.eval_file };
+                    if engine.eval_file.is_empty() { "hand-written" } else { &engine.eval_file };
                 say(&format!("option name EvalFile type string default {default}"));
                 say("uciok");
             }

@@ -63,7 +63,28 @@ pub enum Net {
     Kibitz(Arc<SmallNet>),
 }
 
+/// The net kibitz ships, built into the binary: trained by `kibitz train`
+/// (docs/TRAINING.md has the recipe) and read at first use.
+const BUILTIN_BYTES: &[u8] = include_bytes!("../../data/kibitz-net.nnue");
+
+/// The name the built-in net goes by in headers and messages.
+pub const BUILTIN_NAME: &str = "kibitz-net.nnue";
+
 impl Net {
+    /// The net built into the binary (the default evaluation).
+    pub fn builtin() -> Net {
+        static NET: std::sync::OnceLock<Arc<SmallNet>> = std::sync::OnceLock::new();
+        Net::Kibitz(
+            NET.get_or_init(|| {
+                Arc::new(
+                    SmallNet::from_bytes(BUILTIN_BYTES, BUILTIN_NAME, BUILTIN_NAME.into())
+                        .expect("the built-in net is checked by the tests"),
+                )
+            })
+            .clone(),
+        )
+    }
+
     /// Reads and checks the net in `path`, of either kind.
     ///
     /// # Errors

@@ -1,5 +1,7 @@
 //! kibitz's own nets: a perspective net, 768 inputs -> N hidden x 2 -> 1,
-//! trained by `kibitz train` and quantised to integers as bullet does.
+//! beside a linear term of the same inputs (a piece-square table, as
+//! Stockfish's nets carry one), trained by `kibitz train` and quantised to
+//! integers as bullet does.
 //!
 //! The inputs are the pieces seen from one side: colour (the side's own or
 //! the other's) x role x square, the board flipped vertically for Black,
@@ -13,9 +15,12 @@
 //! centipawns, is
 //!
 //! ```text
-//! SCReLU: (sum(clamp(acc, 0, QA)^2 * w) / QA + bias) * SCALE / (QA * QB)
-//! CReLU:  (sum(clamp(acc, 0, QA)   * w)      + bias) * SCALE / (QA * QB)
+//! SCReLU: (sum(clamp(acc, 0, QA)^2 * w) / QA + psqt + bias) * SCALE / (QA * QB)
+//! CReLU:  (sum(clamp(acc, 0, QA)   * w)      + psqt + bias) * SCALE / (QA * QB)
 //! ```
+//!
+//! where `psqt` is the side to move's sum of the linear term's `i32`
+//! weights (scaled by `QA * QB`) over its inputs, minus the other side's.
 //!
 //! with the sums in wrapping 32-bit arithmetic, so a vectorised build and a
 //! portable one compute the same integers whatever order they add in.
@@ -26,7 +31,8 @@
 //! magic "KIBITZNN" | version u32 | inputs u32 | hidden u32 | activation u32
 //! | QA i32 | QB i32 | SCALE i32 | description length u32 | description
 //! | first-layer weights i16[768 * hidden] (row by input) | biases i16[hidden]
-//! | output weights i16[2 * hidden] | output bias i32 | SHA-256 of all before
+//! | output weights i16[2 * hidden] | output bias i32 | linear term i32[768]
+//! | SHA-256 of all before
 //! ```
 
 use std::{path::Path, sync::Arc};
@@ -124,6 +130,8 @@ pub struct SmallNet {
     pub out_weights: Vec<i16>,
     /// The output bias, scaled by `QA * QB`.
     pub out_bias: i32,
+    /// The linear term: one weight per input, scaled by `QA * QB`.
+    pub psqt: Vec<i32>,
     description: String,
     info: NetInfo,
 }
@@ -141,12 +149,14 @@ impl SmallNet {
         ft_biases: Vec<i16>,
         out_weights: Vec<i16>,
         out_bias: i32,
+        psqt: Vec<i32>,
         description: &str,
     ) -> SmallNet {
         let hidden = ft_biases.len();
         assert!(hidden > 0 && hidden.is_multiple_of(HIDDEN_STEP) && hidden <= MAX_HIDDEN);
         assert_eq!(ft_weights.len(), INPUTS * hidden);
         assert_eq!(out_weights.len(), 2 * hidden);
+        assert_eq!(psqt.len(), INPUTS);
         let mut net = SmallNet {
             hidden,
             activation,
@@ -154,6 +164,7 @@ impl SmallNet {
             ft_biases,
             out_weights,
             out_bias,
+            psqt,
             description: description.chars().take(MAX_DESCRIPTION / 4).collect(),
             info: NetInfo { name: String::new(), sha256: String::new() },
         };
@@ -175,7 +186,8 @@ impl SmallNet {
         let ft_weights = (0..INPUTS * hidden).map(|_| next(40)).collect();
         let ft_biases = (0..hidden).map(|_| next(60)).collect();
         let out_weights = (0..2 * hidden).map(|_| next(100)).collect();
-        SmallNet::new(activation, ft_weights, ft_biases, out_weights, 1234, "synthetic net")
+        let psqt = (0..INPUTS).map(|_| i32::from(next(3000))).collect();
+        SmallNet::new(activation, ft_weights, ft_biases, out_weights, 1234, psqt, "synthetic net")
     }
 
     /// The hidden layer's width per side.
@@ -303,7 +315,14 @@ impl SmallNet {
         let ft_weights = i16s(INPUTS * hidden);
         let ft_biases = i16s(hidden);
         let out_weights = i16s(2 * hidden);
-        let out_bias = i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        if let Some(w) = out_weights.iter().find(|w| !(-128..=127).contains(*w)) {
+            return Err(invalid(format!(
+                "an output weight of {w}: this format keeps them within -128..=127"
+            )));
+        }
+        let i32_at = |at: usize| i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+        let out_bias = i32_at(at);
+        let psqt = (0..INPUTS).map(|k| i32_at(at + 4 + 4 * k)).collect();
         Ok(SmallNet {
             hidden,
             activation,
@@ -311,6 +330,7 @@ impl SmallNet {
             ft_biases,
             out_weights,
             out_bias,
+            psqt,
             description,
             info: NetInfo { name, sha256: sha256_hex(bytes) },
         })
@@ -337,19 +357,27 @@ impl SmallNet {
             out.extend_from_slice(&v.to_le_bytes());
         }
         out.extend_from_slice(&self.out_bias.to_le_bytes());
+        for v in &self.psqt {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
         let digest = Sha256::digest(&out);
         out.extend_from_slice(&digest);
         out
     }
 
-    /// The accumulator of `side` for `pos`, from scratch.
-    pub fn refresh(&self, pos: &Position, side: Color, acc: &mut [i16]) {
+    /// The accumulator of `side` for `pos`, from scratch; the side's sum
+    /// of the linear term.
+    pub fn refresh(&self, pos: &Position, side: Color, acc: &mut [i16]) -> i32 {
         acc.copy_from_slice(&self.ft_biases);
+        let mut psqt = 0i32;
         for sq in pos.occupied() {
             if let Some(pc) = pos.piece_on(sq) {
-                add_row(acc, self.row(feature(side, sq, pc)));
+                let f = feature(side, sq, pc);
+                add_row(acc, self.row(f));
+                psqt = psqt.wrapping_add(self.psqt[f]);
             }
         }
+        psqt
     }
 
     /// Row `f` of the first layer.
@@ -359,16 +387,18 @@ impl SmallNet {
     }
 
     /// The evaluation in centipawns from the accumulators of the side to
-    /// move (`us`) and of the other side (`them`).
+    /// move (`us`) and of the other side (`them`), and the difference of
+    /// their sums of the linear term.
     #[inline]
-    pub fn output(&self, us: &[i16], them: &[i16]) -> i32 {
+    pub fn output(&self, us: &[i16], them: &[i16], psqt: i32) -> i32 {
         let (wu, wt) = self.out_weights.split_at(self.hidden);
         let sum = match self.activation {
             Activation::SCReLU => screlu_dot(us, wu).wrapping_add(screlu_dot(them, wt)) / QA,
             Activation::CReLU => crelu_dot(us, wu).wrapping_add(crelu_dot(them, wt)),
         };
         // i64: the bias and the scale could overflow 32 bits together.
-        ((i64::from(sum) + i64::from(self.out_bias)) * i64::from(SCALE) / i64::from(QA * QB)) as i32
+        let sum = i64::from(sum) + i64::from(psqt) + i64::from(self.out_bias);
+        (sum * i64::from(SCALE) / i64::from(QA * QB)) as i32
     }
 
     /// The evaluation of `pos` from scratch, side to move's view, in
@@ -376,17 +406,17 @@ impl SmallNet {
     pub fn evaluate(&self, pos: &Position) -> i32 {
         let mut w = vec![0i16; self.hidden];
         let mut b = vec![0i16; self.hidden];
-        self.refresh(pos, Color::White, &mut w);
-        self.refresh(pos, Color::Black, &mut b);
+        let pw = self.refresh(pos, Color::White, &mut w);
+        let pb = self.refresh(pos, Color::Black, &mut b);
         match pos.side_to_move() {
-            Color::White => self.output(&w, &b),
-            Color::Black => self.output(&b, &w),
+            Color::White => self.output(&w, &b, pw.wrapping_sub(pb)),
+            Color::Black => self.output(&b, &w, pb.wrapping_sub(pw)),
         }
     }
 }
 
 fn file_size(hidden: usize, description: usize) -> usize {
-    HEADER + description + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + TRAILER
+    HEADER + description + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 4 * INPUTS + TRAILER
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -411,17 +441,84 @@ fn sub_row(acc: &mut [i16], row: &[i16]) {
     }
 }
 
+/// `sum(c * wrap16(c * w))` over the accumulator, `c = clamp(acc, 0, QA)`,
+/// in wrapping 32-bit arithmetic: `c * w` is exact in 16 bits because the
+/// reader refuses output weights outside `-128..=127`. AVX-512 and AVX2
+/// compute it with `madd` (pairs of 16-bit products summed into 32 bits),
+/// the portable path one lane at a time: the same integers.
 #[inline]
 fn screlu_dot(acc: &[i16], w: &[i16]) -> i32 {
-    let mut sum = [0i32; HIDDEN_STEP];
-    for (a, w) in acc.chunks_exact(HIDDEN_STEP).zip(w.chunks_exact(HIDDEN_STEP)) {
-        for k in 0..HIDDEN_STEP {
-            let c = i32::from(a[k]).clamp(0, QA);
-            // c * w fits in 16 bits when |w| <= 128; the product with c in 32.
-            sum[k] = sum[k].wrapping_add(c * c * i32::from(w[k]));
-        }
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
+    {
+        // Safety: the build targets AVX-512BW; the slices have equal
+        // lengths, multiples of 32 (HIDDEN_STEP * 2 per side is checked
+        // when the net is read: hidden is a multiple of 16, and 32 is
+        // handled by the remainder loop below).
+        unsafe { screlu_dot_avx512(acc, w) }
     }
-    sum.iter().fold(0i32, |s, &v| s.wrapping_add(v))
+    #[cfg(all(target_arch = "x86_64", target_feature = "avx2", not(target_feature = "avx512bw")))]
+    {
+        // Safety: the build targets AVX2; the slices have equal lengths,
+        // multiples of 16.
+        unsafe { screlu_dot_avx2(acc, w) }
+    }
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "avx2")))]
+    {
+        screlu_dot_portable(acc, w)
+    }
+}
+
+#[allow(dead_code)]
+#[inline]
+fn screlu_dot_portable(acc: &[i16], w: &[i16]) -> i32 {
+    acc.iter().zip(w).fold(0i32, |s, (&a, &w)| {
+        let c = a.clamp(0, QA as i16);
+        s.wrapping_add(i32::from(c) * i32::from(c.wrapping_mul(w)))
+    })
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx512bw"))]
+#[inline]
+unsafe fn screlu_dot_avx512(acc: &[i16], w: &[i16]) -> i32 {
+    use std::arch::x86_64::*;
+    let n = acc.len() / 32 * 32;
+    // Safety: loads of 32 i16 within the slices' first `n` elements.
+    let sum = unsafe {
+        let (zero, qa) = (_mm512_setzero_si512(), _mm512_set1_epi16(QA as i16));
+        let mut sum = _mm512_setzero_si512();
+        for k in (0..n).step_by(32) {
+            let a = _mm512_loadu_si512(acc.as_ptr().add(k).cast());
+            let v = _mm512_loadu_si512(w.as_ptr().add(k).cast());
+            let c = _mm512_min_epi16(_mm512_max_epi16(a, zero), qa);
+            sum = _mm512_add_epi32(sum, _mm512_madd_epi16(c, _mm512_mullo_epi16(c, v)));
+        }
+        _mm512_reduce_add_epi32(sum)
+    };
+    sum.wrapping_add(screlu_dot_portable(&acc[n..], &w[n..]))
+}
+
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
+#[allow(dead_code)]
+#[inline]
+unsafe fn screlu_dot_avx2(acc: &[i16], w: &[i16]) -> i32 {
+    use std::arch::x86_64::*;
+    let n = acc.len() / 16 * 16;
+    // Safety: loads of 16 i16 within the slices' first `n` elements.
+    let sum = unsafe {
+        let (zero, qa) = (_mm256_setzero_si256(), _mm256_set1_epi16(QA as i16));
+        let mut sum = _mm256_setzero_si256();
+        for k in (0..n).step_by(16) {
+            let a = _mm256_loadu_si256(acc.as_ptr().add(k).cast());
+            let v = _mm256_loadu_si256(w.as_ptr().add(k).cast());
+            let c = _mm256_min_epi16(_mm256_max_epi16(a, zero), qa);
+            sum = _mm256_add_epi32(sum, _mm256_madd_epi16(c, _mm256_mullo_epi16(c, v)));
+        }
+        let s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b01_00_11_10));
+        let s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0b10_11_00_01));
+        _mm_cvtsi128_si32(s)
+    };
+    sum.wrapping_add(screlu_dot_portable(&acc[n..], &w[n..]))
 }
 
 #[inline]
@@ -436,6 +533,32 @@ fn crelu_dot(acc: &[i16], w: &[i16]) -> i32 {
     sum.iter().fold(0i32, |s, &v| s.wrapping_add(v))
 }
 
+/// `dst = src + rows added - rows removed`, in one pass over the row.
+#[inline]
+fn apply_rows(dst: &mut [i16], src: &[i16], add: &[&[i16]], sub: &[&[i16]]) {
+    match (add, sub) {
+        ([a], [s]) => {
+            for k in 0..dst.len() {
+                dst[k] = src[k].wrapping_add(a[k]).wrapping_sub(s[k]);
+            }
+        }
+        ([a], [s, t]) => {
+            for k in 0..dst.len() {
+                dst[k] = src[k].wrapping_add(a[k]).wrapping_sub(s[k]).wrapping_sub(t[k]);
+            }
+        }
+        _ => {
+            dst.copy_from_slice(src);
+            for a in add {
+                add_row(dst, a);
+            }
+            for s in sub {
+                sub_row(dst, s);
+            }
+        }
+    }
+}
+
 /// A thread's evaluator with a kibitz net: one pair of accumulators per
 /// state of the position's stack, tagged with the state's key and brought up
 /// to date from the nearest computed ancestor with the pieces each move
@@ -445,6 +568,8 @@ pub struct SmallEval {
     net: Arc<SmallNet>,
     /// Per state: White's accumulator then Black's, `2 * hidden` values.
     values: Vec<i16>,
+    /// Per state: White's and Black's sums of the linear term.
+    psqt: Vec<[i32; 2]>,
     keys: Vec<Option<u64>>,
     add: Vec<usize>,
     sub: Vec<usize>,
@@ -462,6 +587,7 @@ impl SmallEval {
         SmallEval {
             net,
             values: Vec::new(),
+            psqt: Vec::new(),
             keys: Vec::new(),
             add: Vec::with_capacity(32),
             sub: Vec::with_capacity(32),
@@ -482,17 +608,20 @@ impl SmallEval {
         let top = self.update(pos);
         let n = self.net.hidden;
         let (w, b) = self.values[2 * n * top..2 * n * (top + 1)].split_at(n);
+        let [pw, pb] = self.psqt[top];
         match pos.side_to_move() {
-            Color::White => self.net.output(w, b),
-            Color::Black => self.net.output(b, w),
+            Color::White => self.net.output(w, b, pw.wrapping_sub(pb)),
+            Color::Black => self.net.output(b, w, pb.wrapping_sub(pw)),
         }
     }
 
-    /// White's and Black's accumulators of `pos`, brought up to date.
-    pub fn accumulators(&mut self, pos: &Position) -> (&[i16], &[i16]) {
+    /// White's and Black's accumulators of `pos`, brought up to date, and
+    /// their sums of the linear term.
+    pub fn accumulators(&mut self, pos: &Position) -> (&[i16], &[i16], [i32; 2]) {
         let top = self.update(pos);
         let n = self.net.hidden;
-        self.values[2 * n * top..2 * n * (top + 1)].split_at(n)
+        let (w, b) = self.values[2 * n * top..2 * n * (top + 1)].split_at(n);
+        (w, b, self.psqt[top])
     }
 
     /// Brings the accumulators of `pos`'s current state up to date; its
@@ -504,6 +633,7 @@ impl SmallEval {
         if self.keys.len() <= top {
             self.keys.resize(top + 65, None);
             self.values.resize(self.keys.len() * n, 0);
+            self.psqt.resize(self.keys.len(), [0; 2]);
         }
         if self.keys[top] == Some(states[top].key) {
             self.hits += 1;
@@ -532,8 +662,10 @@ impl SmallEval {
             None => {
                 self.refreshes += 1;
                 let (w, b) = self.values[n * top..n * (top + 1)].split_at_mut(n / 2);
-                self.net.refresh(pos, Color::White, w);
-                self.net.refresh(pos, Color::Black, b);
+                self.psqt[top] = [
+                    self.net.refresh(pos, Color::White, w),
+                    self.net.refresh(pos, Color::Black, b),
+                ];
             }
         }
         self.keys[top] = Some(states[top].key);
@@ -546,8 +678,8 @@ impl SmallEval {
         let n = 2 * self.net.hidden;
         let h = self.net.hidden;
         let (before, after) = self.values.split_at_mut(n * top);
-        let dst = &mut after[..n];
-        dst.copy_from_slice(&before[n * from..n * (from + 1)]);
+        let (src, dst) = (&before[n * from..n * (from + 1)], &mut after[..n]);
+        let mut psqt = self.psqt[from];
         for (s, side) in [Color::White, Color::Black].into_iter().enumerate() {
             self.add.clear();
             self.sub.clear();
@@ -561,20 +693,64 @@ impl SmallEval {
                     }
                 }
             }
-            let acc = &mut dst[s * h..(s + 1) * h];
             for &f in &self.add {
-                add_row(acc, self.net.row(f));
+                psqt[s] = psqt[s].wrapping_add(self.net.psqt[f]);
             }
             for &f in &self.sub {
-                sub_row(acc, self.net.row(f));
+                psqt[s] = psqt[s].wrapping_sub(self.net.psqt[f]);
+            }
+            let net: &SmallNet = &self.net;
+            fn rows<'a>(net: &'a SmallNet, fs: &[usize], out: &mut [&'a [i16]; 8]) -> usize {
+                for (o, &f) in out.iter_mut().zip(fs) {
+                    *o = net.row(f);
+                }
+                fs.len()
+            }
+            let (mut adds, mut subs): ([&[i16]; 8], [&[i16]; 8]) = ([&[]; 8], [&[]; 8]);
+            let range = s * h..(s + 1) * h;
+            if self.add.len() <= 8 && self.sub.len() <= 8 {
+                let na = rows(net, &self.add, &mut adds);
+                let ns = rows(net, &self.sub, &mut subs);
+                apply_rows(&mut dst[range.clone()], &src[range], &adds[..na], &subs[..ns]);
+            } else {
+                let acc = &mut dst[range.clone()];
+                acc.copy_from_slice(&src[range]);
+                for &f in &self.add {
+                    add_row(acc, net.row(f));
+                }
+                for &f in &self.sub {
+                    sub_row(acc, net.row(f));
+                }
             }
         }
+        self.psqt[top] = psqt;
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The build's kernel (AVX-512, AVX2 or portable) gives the integers of
+    /// the portable one, at every width, on accumulators below 0, inside
+    /// `0..=QA` and above it.
+    #[test]
+    fn the_vector_dot_equals_the_portable_dot() {
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |range: i32| {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            ((s >> 33) as i32 % (2 * range + 1) - range) as i16
+        };
+        for hidden in [16, 32, 48, 64, 128, 256, 2048] {
+            for _ in 0..50 {
+                let acc: Vec<i16> = (0..hidden).map(|_| next(600)).collect();
+                let w: Vec<i16> = (0..hidden).map(|_| next(128).clamp(-128, 127)).collect();
+                assert_eq!(screlu_dot(&acc, &w), screlu_dot_portable(&acc, &w), "width {hidden}");
+            }
+        }
+    }
 
     #[test]
     fn bytes_round_trip_and_every_fault_is_named() {
@@ -595,6 +771,14 @@ mod tests {
         let mut version = bytes.clone();
         version[8] = 9;
         assert!(err(&version).contains("version 9"));
+        // An output weight outside -128..=127 (the checksum made right).
+        let mut heavy = bytes.clone();
+        let at = bytes.len() - 32 - 4 * INPUTS - 4 - 2;
+        heavy[at..at + 2].copy_from_slice(&300i16.to_le_bytes());
+        let body = heavy.len() - 32;
+        let digest = Sha256::digest(&heavy[..body]);
+        heavy[body..].copy_from_slice(&digest);
+        assert!(err(&heavy).contains("an output weight of 300"), "{}", err(&heavy));
         let mut width = bytes.clone();
         width[16] = 33;
         assert!(err(&width).contains("hidden width 33"));

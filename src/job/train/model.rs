@@ -3,7 +3,9 @@
 //!
 //! The parameters live in one flat vector: the first layer's weights (768
 //! rows of `hidden`), its biases, the output weights (the side to move's
-//! `hidden`, then the other side's) and the output bias. The output `o` is
+//! `hidden`, then the other side's), the output bias and the linear term
+//! (one weight per input: the side to move's inputs add theirs, the other
+//! side's subtract theirs). The output `o` is
 //! in units of [`SCALE`] centipawns; the prediction is `sigmoid(o)`, the
 //! target `lambda * result + (1 - lambda) * sigmoid(score / SCALE)`, the loss
 //! their squared difference (as bullet and nnue-pytorch train).
@@ -20,6 +22,9 @@ use super::data::{Entry, MAX_PIECES, Rng};
 const FT_CLIP: f32 = 3.0;
 /// The largest output weight: `QB * 1.98` rounds to at most 127.
 const OUT_CLIP: f32 = 1.98;
+/// The largest weight of the linear term (32 pieces of it stay far inside
+/// 32 bits at QA * QB).
+const PSQT_CLIP: f32 = 16.0;
 
 /// The parameters of a net, and their layout.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,12 +57,21 @@ impl Model {
             };
             *p = (rng.unit() * 2.0 - 1.0) * range;
         }
+        // The linear term starts as the pieces' usual values (in units of
+        // 400 centipawns), half on the own side's input and half, negated,
+        // on the other's: a piece counts its value for its side.
+        const VALUES: [f32; 6] = [0.25, 0.75, 0.8, 1.25, 2.4, 0.0];
+        let at = (INPUTS + 3) * hidden + 1;
+        for (f, p) in params[at..].iter_mut().enumerate() {
+            let (theirs, role) = (f / 384, (f % 384) / 64);
+            *p = if theirs == 0 { VALUES[role] / 2.0 } else { -VALUES[role] / 2.0 };
+        }
         Model { hidden, activation, params }
     }
 
     /// The number of parameters of a net of this width.
     pub fn size(hidden: usize) -> usize {
-        (INPUTS + 3) * hidden + 1
+        (INPUTS + 3) * hidden + 1 + INPUTS
     }
 
     fn ft_bias_at(&self) -> usize {
@@ -70,6 +84,10 @@ impl Model {
 
     fn out_bias_at(&self) -> usize {
         (INPUTS + 3) * self.hidden
+    }
+
+    fn psqt_at(&self) -> usize {
+        (INPUTS + 3) * self.hidden + 1
     }
 
     /// The loss of `entries` (mean), without gradients.
@@ -100,6 +118,10 @@ impl Model {
         }
         let w = &self.params[self.out_at()..self.out_at() + 2 * h];
         let mut o = self.params[self.out_bias_at()];
+        let psqt = &self.params[self.psqt_at()..];
+        for k in 0..s.pieces {
+            o += psqt[usize::from(s.stm[k])] - psqt[usize::from(s.nstm[k])];
+        }
         match self.activation {
             Activation::SCReLU => {
                 for (a, w) in s.acc.iter().zip(w) {
@@ -126,6 +148,11 @@ impl Model {
         let p = sigmoid(o);
         let g = 2.0 * (p - target(e, lambda)) * p * (1.0 - p);
         grad[self.out_bias_at()] += g;
+        let pa = self.psqt_at();
+        for k in 0..s.pieces {
+            grad[pa + usize::from(s.stm[k])] += g;
+            grad[pa + usize::from(s.nstm[k])] -= g;
+        }
         let out_at = self.out_at();
         let w = &self.params[out_at..out_at + 2 * h];
         {
@@ -179,9 +206,12 @@ impl Model {
         for p in ft {
             *p = p.clamp(-FT_CLIP, FT_CLIP);
         }
-        let n = out.len();
-        for p in &mut out[..n - 1] {
+        let n = 2 * self.hidden;
+        for p in &mut out[..n] {
             *p = p.clamp(-OUT_CLIP, OUT_CLIP);
+        }
+        for p in &mut out[n + 1..] {
+            *p = p.clamp(-PSQT_CLIP, PSQT_CLIP);
         }
     }
 
@@ -196,8 +226,18 @@ impl Model {
         let ft_biases = self.params[fb..self.out_at()].iter().map(|&v| q(v, QA, 32767)).collect();
         let out_weights =
             self.params[self.out_at()..self.out_bias_at()].iter().map(|&v| q(v, QB, 127)).collect();
-        let out_bias = (self.params[self.out_bias_at()] * (QA * QB) as f32).round() as i32;
-        SmallNet::new(self.activation, ft_weights, ft_biases, out_weights, out_bias, description)
+        let wide = |v: f32| (v * (QA * QB) as f32).round() as i32;
+        let out_bias = wide(self.params[self.out_bias_at()]);
+        let psqt = self.params[self.psqt_at()..].iter().map(|&v| wide(v)).collect();
+        SmallNet::new(
+            self.activation,
+            ft_weights,
+            ft_biases,
+            out_weights,
+            out_bias,
+            psqt,
+            description,
+        )
     }
 
     /// The evaluation of an entry in centipawns, side to move's view (the
@@ -326,6 +366,7 @@ mod tests {
                 model.out_at() + 2,
                 model.out_at() + 20,
                 model.out_bias_at(),
+                model.psqt_at() + usize::from(f1[1]),
             ];
             for &i in &probe {
                 let h = 1e-3f32;
