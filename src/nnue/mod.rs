@@ -91,13 +91,7 @@ impl Net {
     ///
     /// A [`NetError`] naming the file.
     pub fn load(path: &Path) -> Result<Net, NetError> {
-        let file = path.display().to_string();
-        if path.is_dir() {
-            return Err(NetError::Directory { file });
-        }
-        let bytes =
-            std::fs::read(path).map_err(|source| NetError::Io { file: file.clone(), source })?;
-        let name = path.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+        let (bytes, file, name) = net::read_net_file(path)?;
         Net::from_bytes(&bytes, &file, name)
     }
 

@@ -116,6 +116,19 @@ impl LayerStack {
     }
 }
 
+/// A net file's bytes, the path as errors name it, and the file's name
+/// (what [`NetInfo`] records).
+pub(crate) fn read_net_file(path: &Path) -> Result<(Vec<u8>, String, String), NetError> {
+    let file = path.display().to_string();
+    if path.is_dir() {
+        return Err(NetError::Directory { file });
+    }
+    let bytes =
+        std::fs::read(path).map_err(|source| NetError::Io { file: file.clone(), source })?;
+    let name = path.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+    Ok((bytes, file, name))
+}
+
 /// Which net made something: the file's name and its SHA-256, so a label
 /// can say what computed it.
 #[derive(Clone, PartialEq, Eq, Debug, Hash, serde::Serialize)]
@@ -334,13 +347,7 @@ impl Network {
     /// empty, has another version or architecture, is cut short, or has
     /// bytes after its end.
     pub fn load(path: &Path) -> Result<Network, NetError> {
-        let file = path.display().to_string();
-        if path.is_dir() {
-            return Err(NetError::Directory { file });
-        }
-        let bytes =
-            std::fs::read(path).map_err(|source| NetError::Io { file: file.clone(), source })?;
-        let name = path.file_name().map_or(file.clone(), |n| n.to_string_lossy().into_owned());
+        let (bytes, file, name) = read_net_file(path)?;
         Network::from_bytes(&bytes, &file, name)
     }
 
