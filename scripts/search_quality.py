@@ -62,6 +62,21 @@ def eval_name():
 STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
 
 
+def positions_of(games, n, rng):
+    """`n` positions drawn from `games` ((start, moves) pairs): a game, then
+    a ply from 10 on, not a finished game."""
+    out = []
+    while len(out) < n:
+        start, moves = rng.choice(games)
+        ply = rng.randrange(10, len(moves))
+        b = start.copy()
+        for m in moves[:ply]:
+            b.push(m)
+        if not b.is_game_over():
+            out.append(b.fen())
+    return out
+
+
 def zstd_text(path):
     return subprocess.run(["zstd", "-dc", path], check=True, capture_output=True).stdout.decode()
 
@@ -79,16 +94,7 @@ def sample_positions(n, seed=1):
         if len(moves) > 12:
             games.append(moves)
     rng = random.Random(seed)
-    out = []
-    while len(out) < n:
-        start, moves = rng.choice(games)
-        ply = rng.randrange(10, len(moves))
-        b = start.copy()
-        for m in moves[:ply]:
-            b.push(m)
-        if not b.is_game_over():
-            out.append(b.fen())
-    return out
+    return positions_of(games, n, rng)
 
 
 # Every kind of position the shared data holds: games of players of every
@@ -139,16 +145,7 @@ def sample_source(name, n, seed=1):
                     fens.append(board.fen())
         return rng.sample(fens, min(n, len(fens)))
     games = games_of(SOURCES[name])
-    out = []
-    while len(out) < n:
-        start, moves = rng.choice(games)
-        ply = rng.randrange(10, len(moves))
-        b = start.copy()
-        for m in moves[:ply]:
-            b.push(m)
-        if not b.is_game_over():
-            out.append(b.fen())
-    return out
+    return positions_of(games, n, rng)
 
 
 def open_engine(kind):

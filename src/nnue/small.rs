@@ -462,7 +462,6 @@ fn screlu_dot(acc: &[i16], w: &[i16]) -> i32 {
     }
 }
 
-#[allow(dead_code)]
 #[inline]
 fn screlu_dot_portable(acc: &[i16], w: &[i16]) -> i32 {
     acc.iter().zip(w).fold(0i32, |s, (&a, &w)| {
@@ -491,8 +490,7 @@ unsafe fn screlu_dot_avx512(acc: &[i16], w: &[i16]) -> i32 {
     sum.wrapping_add(screlu_dot_portable(&acc[n..], &w[n..]))
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "avx2"))]
-#[allow(dead_code)]
+#[cfg(all(target_arch = "x86_64", target_feature = "avx2", not(target_feature = "avx512bw")))]
 #[inline]
 unsafe fn screlu_dot_avx2(acc: &[i16], w: &[i16]) -> i32 {
     use std::arch::x86_64::*;
