@@ -147,15 +147,17 @@ pub use chess::{
 pub use score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, mate_in, mated_in};
 // Reading games and positions: sources, the PGN and EPD readers, filters.
 pub use io::{
+    check_output_folder,
     epd::EpdLine,
     filter::{GameFilter, Speed, normalize_date},
+    make_output_folder, missing_folder,
     pgn::{GameReader, MAX_GAME_PLIES, ParsedGame, PgnEval, TagValue},
     same_file,
     source::{ChunkConfig, Format, InputEvent, Release, display_name, read_input, zstd_frame_end},
 };
 // The search, and what labels positions.
 pub use label::{
-    Cause, GaveUp, LabelContext, LabelFailure, Labelled, Labeller, LabellerPool,
+    Cause, GaveUp, LabelContext, LabelFailure, Labelled, Labeller, LabellerPool, LimitKept,
     engine::{EngineConfig, EngineError, EngineLabeller},
     search::SearchLabeller,
 };
@@ -168,9 +170,9 @@ pub use search::{
 pub use record::{
     chain::{ChainError, Step, walk},
     format::{
-        BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, InputInfo, Label,
-        LabelSource, MAGIC, MAX_MULTIPV, MAX_PV, Options, PackedBoard, SelfPlayOptions, move_at,
-        move_index, result_text,
+        BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, InputInfo,
+        LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, Label, LabelSource, MAGIC, MAX_MULTIPV, MAX_PV,
+        Options, PackedBoard, SelfPlayOptions, move_at, move_index, result_text,
     },
     import::{Foreign, for_each_game},
     position_key::{FirstSeen, label_keys},
@@ -192,10 +194,8 @@ pub use pipeline::{
 /// and its run.
 pub use job::train;
 pub use job::{
-    annotate::{
-        AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, Annotation, LabelWith,
-        OutputMode,
-    },
+    annotate::{AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, Annotation},
+    common::{LabelWith, OutputMode, input_infos},
     dedup::{Dedup, DedupError, DedupReport, DedupSettings, DedupSink, Keep},
     export::{Export, ExportError, ExportFormat, ExportReport, ExportStats, Exporter},
     inspect::{Inspection, inspect},
@@ -206,8 +206,9 @@ pub use job::{
         GameSummary, PlayerSummary, Report, ReportError, ReportRead, ReportSink, report_files,
     },
     selfplay::{
-        Book, BookError, GameRng, OPENING_TRIES, Openings, Played, Rules, SelfPlay, SelfPlayError,
-        SelfPlayReport, SelfPlaySettings, SelfPlaySink, SelfPlayStats, board_ending, check_ending,
+        BOOK_SKIPS_KEPT, Book, BookError, BookSkip, GameRng, OPENING_TRIES, Openings, Played,
+        Rules, SelfPlay, SelfPlayError, SelfPlayReport, SelfPlaySettings, SelfPlaySink,
+        SelfPlayStats, board_ending, check_ending,
     },
     stats::{
         DataStats, Outcome, PLY_BIN, PLY_RANGE, SCORE_BIN, SCORE_RANGE, StatsError, data_stats,

@@ -315,6 +315,82 @@ mod chromium {
         assert!(bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000, "{} bytes", bytes.len());
         println!("screenshot: {}", shot.display());
     }
+
+    /// The report laid out at the widths people read it at, a phone's 390
+    /// px, 1280 and 1920: the page never scrolls sideways (its scroll width
+    /// within the window's), the player table's columns by phase go behind
+    /// a toggle where the page is narrow (shown at 1920), and each game's
+    /// graph is nearly as wide as the page. Headless Chromium's window is
+    /// at least 500 px wide, so the page is measured in a frame of the
+    /// width asked for; a screenshot of each width is kept in target/.
+    #[test]
+    fn the_report_fits_a_phone_a_laptop_and_a_wide_screen() {
+        let dir = TempDir::new("analysis-widths");
+        let kbz = analysed_sample(&dir);
+        let _ = report(&kbz, &dir, &[]);
+        let profile = dir.path("profile");
+        for width in [390u32, 1280, 1920] {
+            let frame = dir.path(&format!("frame-{width}.html"));
+            std::fs::write(
+                &frame,
+                format!(
+                    "<!DOCTYPE html><html><head><meta charset=\"utf-8\"></head>\
+                     <body style=\"margin:0;background:#777\">\
+                     <iframe id=\"f\" src=\"report.html\" style=\"border:0;width:{width}px;\
+                     height:1600px;display:block\"></iframe><script>\
+                     window.addEventListener('load', function () {{\
+                       var f = document.getElementById('f'), d = f.contentDocument;\
+                       var cell = d.querySelector('#players td.ph');\
+                       var graph = d.querySelector('svg.graph').getBoundingClientRect().width;\
+                       var before = getComputedStyle(cell).display;\
+                       d.getElementById('phases').checked = true;\
+                       document.body.dataset.measured = [d.documentElement.scrollWidth,\
+                         f.contentWindow.innerWidth, before, Math.round(graph),\
+                         getComputedStyle(cell).display].join(' ');\
+                     }});</script></body></html>"
+                ),
+            )
+            .unwrap();
+            let run = |extra: &str| {
+                let out = Command::new(browser())
+                    .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+                    .args(["--disable-background-networking", "--disable-component-update"])
+                    .arg("--allow-file-access-from-files")
+                    .arg(format!("--window-size={},1600", width.max(500)))
+                    .arg(format!("--user-data-dir={}", profile.display()))
+                    .arg(extra)
+                    .arg(format!("file://{}", frame.display()))
+                    .output()
+                    .unwrap();
+                assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+                String::from_utf8(out.stdout).unwrap()
+            };
+            let dom = run("--dump-dom");
+            let at = dom.find("data-measured=\"").expect("the measuring script ran") + 15;
+            let measured: Vec<&str> =
+                dom[at..dom[at..].find('"').unwrap() + at].split(' ').collect();
+            let [scroll, window, phases, graph, toggled] = measured[..] else {
+                panic!("{measured:?}")
+            };
+            let (scroll, window): (u32, u32) = (scroll.parse().unwrap(), window.parse().unwrap());
+            let graph: u32 = graph.parse().unwrap();
+            println!(
+                "{width} px: scroll width {scroll}, window {window}, phase columns {phases}, graph {graph} px"
+            );
+            assert_eq!(window, width);
+            assert!(scroll <= window, "{width} px: the page scrolls sideways ({scroll} px)");
+            let wide = width >= 1500;
+            assert_eq!(phases, if wide { "table-cell" } else { "none" }, "{width} px");
+            assert_eq!(toggled, "table-cell", "{width} px: the toggle shows the phase columns");
+            assert!(graph * 100 >= width * 85, "{width} px: a graph of {graph} px");
+            let shot =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("target/report-{width}.png"));
+            let _ = std::fs::remove_file(&shot);
+            run(&format!("--screenshot={}", shot.display()));
+            assert!(std::fs::read(&shot).is_ok_and(|b| b.starts_with(b"\x89PNG")));
+            println!("screenshot: {}", shot.display());
+        }
+    }
 }
 
 /// Ratings come from the games' `[WhiteElo]` and `[BlackElo]`: kept in the

@@ -621,9 +621,10 @@ fn resume_keeps_the_errors_before_the_resume_point() {
 /// Files of earlier format versions still read: version 1 (before the
 /// header recorded the net, `tests/data/format-v1.kbz`), version 2
 /// (before labels kept variations, `tests/data/format-v2.kbz`) and version
-/// 3 (before games kept their ratings, `tests/data/format-v3.kbz`) and 4
-/// (before games kept how they ended), each the sample's first 3 games at
-/// depth 2. inspect verifies them, their export equals
+/// 3 (before games kept their ratings, `tests/data/format-v3.kbz`), 4
+/// (before games kept how they ended) and 5 (before labels had flags;
+/// `kibitz merge` of the version 4 file by the kibitz that wrote version
+/// 5), each the sample's first 3 games at depth 2. inspect verifies them, their export equals
 /// `tests/data/format-old.jsonl` (the export of that run when it was
 /// written: the search has changed since, so a run today labels some
 /// positions differently), its positions are among those of the same run
@@ -647,7 +648,7 @@ fn files_of_earlier_format_versions_still_read() {
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
-    assert!(out.contains("format    kbz version 5") && out.contains("eval      hand-written"));
+    assert!(out.contains("format    kbz version 6") && out.contains("eval      hand-written"));
     // Today's run without the capture filter (which depends on the label),
     // for the positions.
     let every = dir.path("every.kbz");
@@ -683,7 +684,7 @@ fn files_of_earlier_format_versions_still_read() {
     let today = positions(&export(&every));
     let then = positions(&written);
     assert!(then.len() > 50 && then.iter().all(|p| today.contains(p)), "{then:?}");
-    for version in [1, 2, 3, 4] {
+    for version in [1, 2, 3, 4, 5] {
         let name = format!("format-v{version}.kbz");
         let old = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(&name);
         let (code, out, err) = kibitz(&["inspect", s(&old)]);
@@ -693,7 +694,7 @@ fn files_of_earlier_format_versions_still_read() {
         let merged = dir.path(&format!("merged-{version}.kbz"));
         let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
         assert_eq!(code, 0, "{err}");
-        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 5"));
+        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 6"));
         assert_eq!(export(&merged), written, "{name}");
     }
 }

@@ -92,8 +92,12 @@ fn imports(text: &str) -> Vec<String> {
     while let Some(at) = rest.find("crate::") {
         let after = &rest[at + "crate::".len()..];
         let name: String =
-            after.chars().take_while(|c| c.is_ascii_lowercase() || *c == '_').collect();
-        if after[name.len()..].starts_with("::") {
+            after.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+        // A module on the way (`crate::io::same_file`), or an item the
+        // crate root re-exports (`crate::Color`, `crate::STARTPOS`): the
+        // second is a path that runs back up through the root.
+        let item = name.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+        if !name.is_empty() && (item || after[name.len()..].starts_with("::")) {
             found.push(name);
         }
         rest = after;
@@ -151,4 +155,8 @@ fn the_import_reader_reads_use_trees_and_paths() {
     let text = "use crate::{\n    chess::{mv::Move, types::Color},\n    record::format::Label,\n};\n\
                 // use crate::job::x;\nfn f() { crate::analysis::judge(); let s = \"crate::cli::x\"; }\n";
     assert_eq!(imports(text), ["analysis", "chess", "record"]);
+    // Items named through the crate root, inline or in a use tree.
+    let text =
+        "fn f() { if c == crate::Color::White { crate::STARTPOS } }\nuse crate::{Square, io::x};\n";
+    assert_eq!(imports(text), ["Color", "STARTPOS", "Square", "io"]);
 }

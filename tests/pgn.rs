@@ -9,7 +9,7 @@
 //! the same text: the same games, plies, final positions and rejected
 //! games. A second text writes what python-chess does not read: promotions
 //! as `e8(Q)` and `e8/Q`; Black's move numbers as `12. ...`, `12..`,
-//! `12 ...`; en-passant captures marked `exd6ep` or `exd6 e.p.`; moves on
+//! `12 ...`; en-passant captures marked `exd6ep`, `exd6 e.p.` or `exd6 e.p.?!`; moves on
 //! the last tag's line; movetext inside forum wrappers `[pgn]` ...
 //! `[/pgn]`; games without tags right after the previous game's result;
 //! blank lines before a game's result and before its next move number.
@@ -384,9 +384,13 @@ fn generate(sources: &[Source], seed: u64) -> (String, String, Written) {
                 written.en_passant_marks += 1;
                 let body = exotic.trim_end_matches(['+', '#', '!', '?']).len();
                 let (capture, marks) = exotic.split_at(body);
-                exotic = match rng.below(3) {
+                exotic = match rng.below(5) {
                     0 => format!("{capture}ep{marks}"),
                     1 => format!("{capture}{marks} e.p."),
+                    // The mark alone, carrying its move's check mark and
+                    // glyphs.
+                    2 => format!("{capture} e.p.{marks}"),
+                    3 => format!("{capture} ep{marks}"),
                     _ => format!("{capture}e.p.{marks}"),
                 };
             }

@@ -21,8 +21,8 @@ use crate::cli::{
 };
 use kibitz::{
     AnnotateError, AnnotateReport, AnnotateSettings, AnnotateSink, AnnotateStats, Annotation,
-    BLOCK_GAMES, BLOCK_LABELS, EngineConfig, Format, GameFilter, Header, LabelWith, OutputMode,
-    RecordError, Rejected, Relabel, RelabelInput, RelabelReport, RelabelSink, Speed,
+    BLOCK_GAMES, BLOCK_LABELS, EngineConfig, EngineError, Format, GameFilter, Header, LabelWith,
+    OutputMode, RecordError, Rejected, Relabel, RelabelInput, RelabelReport, RelabelSink, Speed,
     normalize_date,
 };
 
@@ -227,6 +227,11 @@ pub struct AnnotateArgs {
     /// Seconds an engine may take for one position before it is restarted.
     #[arg(long, default_value_t = 60.0)]
     engine_timeout: f64,
+    /// Refuse the labels of an engine that does not keep to its limit
+    /// (stopped far short of it, or past twice its nodes): the run stops at
+    /// the first, exit 2. Without it they are written, flagged and counted.
+    #[arg(long, requires = "engine")]
+    strict_limits: bool,
     /// Close a block after this many games (recorded in the header). A
     /// block is the unit a kill can lose: with a slow labeller, smaller
     /// blocks lose less, at some cost in size.
@@ -326,6 +331,39 @@ struct CliSink {
     rejects: Option<RejectReport>,
     quiet: bool,
     start: Instant,
+    /// The engine's name and `go` command, for the warning about its
+    /// limits (given once).
+    engine: Option<String>,
+    warned: bool,
+}
+
+/// The warning, given once per run, that an engine does not keep to its
+/// limit: `first` says where and what it reported.
+pub(super) fn limit_warning(engine: &str, first: &str) -> String {
+    let (name, go) = engine_name_and_go(engine);
+    let nodes = if go.starts_with("go nodes") {
+        " If it does not honour `go nodes`, label with --depth."
+    } else {
+        ""
+    };
+    format!(
+        "kibitz: warning: {name} does not keep to `{go}`: {first}. Such labels are written \
+         flagged and counted; --strict-limits refuses them.{nodes}"
+    )
+}
+
+/// Whether a labeller's cause for stopping is a label off its limit
+/// refused by `--strict-limits`.
+pub(super) fn is_off_limit(cause: &kibitz::Cause) -> bool {
+    matches!(cause.downcast_ref::<EngineError>(), Some(EngineError::OffLimit { .. }))
+}
+
+/// The engine's `id name` and its `go` command, from the header's record
+/// of it (`NAME; OPTIONS; go ...`).
+fn engine_name_and_go(engine: &str) -> (&str, &str) {
+    let name = engine.split(';').next().unwrap_or(engine).trim();
+    let go = engine.rsplit(';').next().unwrap_or("").trim();
+    (name, go)
 }
 
 fn io_error(e: anyhow::Error) -> std::io::Error {
@@ -349,6 +387,13 @@ impl AnnotateSink for CliSink {
     }
 
     fn progress(&mut self, bytes: u64, stats: &AnnotateStats, labels: u64) {
+        if let (false, Some(engine), Some(first)) =
+            (self.warned, &self.engine, &stats.first_off_limit)
+        {
+            self.warned = true;
+            let text = limit_warning(engine, first);
+            self.bar.suspend(|| eprintln!("{text}"));
+        }
         self.bar.set_position(bytes);
         let secs = self.start.elapsed().as_secs_f64().max(1e-9);
         self.bar.set_message(format!(
@@ -420,14 +465,17 @@ fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
         (Some(_), LabelArg::PgnEval) => {
             bail!("--engine labels by searching: it cannot be used with --label pgn-eval")
         }
-        (Some(path), _) => LabelWith::Engine(EngineConfig::new(
-            path.clone(),
-            &args.engine_options,
-            args.depth,
-            args.nodes.unwrap_or(0),
-            args.hash,
-            args.engine_timeout,
-        )?),
+        (Some(path), _) => LabelWith::Engine(EngineConfig {
+            strict_limits: args.strict_limits,
+            ..EngineConfig::new(
+                path.clone(),
+                &args.engine_options,
+                args.depth,
+                args.nodes.unwrap_or(0),
+                args.hash,
+                args.engine_timeout,
+            )?
+        }),
         // The net is the built-in search's: read once, shared by every worker.
         (None, LabelArg::Search) => LabelWith::Search(args.net.load()?),
         (None, LabelArg::PgnEval) => LabelWith::PgnEval,
@@ -512,7 +560,9 @@ pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
         });
     }
     let bar = progress_bar(input_bytes(&args.inputs), args.quiet);
-    let mut sink = CliSink { bar, rejects, quiet: args.quiet, start: Instant::now() };
+    let engine = args.engine.as_ref().map(|_| job.header().options.engine.clone());
+    let mut sink =
+        CliSink { bar, rejects, quiet: args.quiet, start: Instant::now(), engine, warned: false };
     let report = job.run(&mut sink, &interrupted).map_err(advice)?;
     if let Some(r) = report.dedup.as_ref().filter(|_| !args.quiet) {
         eprintln!(
@@ -541,6 +591,7 @@ fn run_relabel(
         }
     }
     let start = Instant::now();
+    let job_engine = job.header().options.engine.clone();
     let report = Relabel::new(job, inputs)
         .and_then(|r| r.run(&mut Progress(!args.quiet)))
         .map_err(advice)?;
@@ -567,9 +618,27 @@ fn run_relabel(
             report.games, report.labels, report.relabelled, report.failed
         )?;
         writeln!(out, "from      {from}")?;
+        if report.short_of_limit + report.past_limit + report.refused > 0 {
+            let go = engine_name_and_go(&job_engine).1;
+            writeln!(
+                out,
+                "limits    {} label{} where the engine stopped far short of `{go}`, {} where it \
+                 went past twice it (flagged in the file), {} refused by --strict-limits",
+                report.short_of_limit,
+                if report.short_of_limit == 1 { "" } else { "s" },
+                report.past_limit,
+                report.refused
+            )?;
+        }
         writeln!(out, "seconds   {seconds:.2} ({} nodes)", report.nodes)?;
     }
-    Ok(if report.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok(if report.refused > 0 {
+        ExitCode::from(2)
+    } else if report.failed > 0 {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }
 
 /// Prints the summary of a run and chooses the exit code.
@@ -580,10 +649,13 @@ fn print_summary(
 ) -> Result<ExitCode> {
     let stats = &report.stats;
     let (seconds, threads, bytes_written) = (report.seconds, report.threads, report.bytes_written);
-    let gave_up = report
-        .gave_up
-        .as_ref()
-        .map(|why| format!("{why}; fix the engine and continue with --resume"));
+    let gave_up = report.gave_up.as_ref().map(|why| {
+        if is_off_limit(&why.cause) {
+            format!("{why}; the file keeps the blocks before it")
+        } else {
+            format!("{why}; fix the engine and continue with --resume")
+        }
+    });
     let summary = Summary {
         output: args.output.display().to_string(),
         header: &report.header,
@@ -608,8 +680,11 @@ fn print_summary(
     }
     if let Some(why) = &gave_up {
         eprintln!("kibitz: {why}");
-        return Ok(ExitCode::from(1));
+        // 2: refused by --strict-limits, as replay --strict refuses.
+        let refused = report.gave_up.as_ref().is_some_and(|g| is_off_limit(&g.cause));
+        return Ok(ExitCode::from(if refused { 2 } else { 1 }));
     }
+
     // 130: interrupted (the file is complete up to its last block; resume);
     // 1: an input could not be read whole, or the engine failed on some
     // positions (the file holds everything that could be read and labelled,
@@ -691,6 +766,17 @@ fn print_text(
     for f in stats.failures.iter().take(20) {
         writeln!(out, "failure   {f}")?;
     }
+    if stats.short_of_limit + stats.past_limit > 0 {
+        writeln!(
+            out,
+            "limits    {} label{} where the engine stopped far short of `{}`, {} where it went \
+             past twice it (flagged in the file)",
+            stats.short_of_limit,
+            if stats.short_of_limit == 1 { "" } else { "s" },
+            engine_name_and_go(&report.header.options.engine).1,
+            stats.past_limit
+        )?;
+    }
     if stats.failed > 0 {
         writeln!(
             out,
@@ -715,7 +801,8 @@ fn print_text(
             100.0 * cpu.0 / total
         )?;
     }
-    if report.interrupted {
+    let refused = report.gave_up.as_ref().is_some_and(|g| is_off_limit(&g.cause));
+    if report.interrupted && !refused {
         writeln!(
             out,
             "interrupted: the file ends at its last complete block; continue with --resume"

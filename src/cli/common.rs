@@ -18,9 +18,12 @@ pub fn default_threads() -> usize {
 }
 
 /// Creates an output file, refusing to write into something that is not a
-/// regular file path (a directory).
+/// regular file path (a directory) or into a folder that does not exist
+/// (named in the error; no folder is made).
 pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let cannot = || format!("cannot create {}", path.display());
+    kibitz::check_output_folder(path).with_context(cannot)?;
+    let file = File::create(path).with_context(cannot)?;
     Ok(BufWriter::with_capacity(1 << 20, file))
 }
 
@@ -50,6 +53,8 @@ impl RejectReport {
                 // A pipe or device (`/dev/stderr`, a FIFO) is only written:
                 // opened for reading too, a FIFO would keep its own reader.
                 let regular = std::fs::metadata(p).map_or(true, |m| m.is_file());
+                kibitz::check_output_folder(p)
+                    .with_context(|| format!("cannot create {}", p.display()))?;
                 std::fs::OpenOptions::new()
                     .read(regular)
                     .write(true)

@@ -1,7 +1,6 @@
 //! `kibitz export`: a `.kbz` file in another format, shaped or not.
 
 use std::{
-    fs::File,
     io::{BufWriter, Write},
     path::PathBuf,
     process::ExitCode,
@@ -134,10 +133,7 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
     }
     let job = Export::new(args.file.clone(), args.format.into(), Some(args.shape_rules()?));
     let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(BufWriter::with_capacity(
-            1 << 20,
-            File::create(p).with_context(|| format!("cannot create {}", p.display()))?,
-        )),
+        Some(p) => Box::new(super::common::create_output(p)?),
         None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
     };
     let report = job.run(out)?;

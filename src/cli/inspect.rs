@@ -39,16 +39,34 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
     let o = &h.options;
     writeln!(out, "file      {} ({} bytes)", args.file.display(), i.bytes)?;
     writeln!(out, "format    kbz version {}, written by kibitz {}", h.version, h.kibitz_version)?;
-    let engine = if o.engine.is_empty() { String::new() } else { format!(", engine {}", o.engine) };
-    writeln!(
-        out,
-        "labels    {:?}, depth {}, nodes {}, hash {} MiB{engine}",
-        o.label, o.depth, o.nodes, o.hash_mib
-    )?;
+    let limit = if o.nodes > 0 {
+        format!("{} nodes", o.nodes)
+    } else if o.depth > 0 {
+        format!("depth {}", o.depth)
+    } else {
+        "no limit recorded".to_string()
+    };
     match (o.label, o.net.is_empty()) {
         (LabelSource::Search, true) => writeln!(out, "eval      hand-written")?,
         (_, false) => writeln!(out, "eval      NNUE {} (sha256 {})", o.net, o.net_sha256)?,
         _ => {}
+    }
+    match o.label {
+        LabelSource::Search => {
+            writeln!(out, "labels    kibitz's search, {limit}, {} MiB table", o.hash_mib)?
+        }
+        LabelSource::PgnEval => writeln!(out, "labels    the games' [%eval] comments")?,
+        LabelSource::Engine => {
+            writeln!(out, "labels    engine {}", o.engine)?;
+            writeln!(
+                out,
+                "limits    {} label{} where the engine stopped far short of its limit, {} where \
+                 it went past twice it (flagged)",
+                i.short_of_limit,
+                if i.short_of_limit == 1 { "" } else { "s" },
+                i.past_limit
+            )?;
+        }
     }
     writeln!(
         out,
@@ -94,17 +112,7 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
                 p.random_multipv, p.random_multipv_diff
             )?;
         }
-        writeln!(
-            out,
-            "adjudge   opening beyond {} cp drawn again; resign beyond {} cp for {} plies; draw              within {} cp for {} plies from ply {}; drawn at ply {}",
-            p.opening_score,
-            p.resign_score,
-            p.resign_plies,
-            p.draw_score,
-            p.draw_plies,
-            p.draw_from_ply,
-            p.max_plies
-        )?;
+        writeln!(out, "adjudge   {}", adjudication(p))?;
     }
     if !o.filter.is_empty() {
         writeln!(out, "games     filtered by {}", super::annotate::describe_filter(&o.filter))?;
@@ -146,4 +154,33 @@ fn print_counts(out: &mut impl Write, i: &Inspection) -> Result<()> {
         writeln!(out, "  {:>+6} {:>9} {bar}", bucket, n)?;
     }
     Ok(())
+}
+
+/// A self-play run's adjudication rules, in words.
+fn adjudication(p: &kibitz::SelfPlayOptions) -> String {
+    let mut rules = Vec::new();
+    if p.opening_score > 0 {
+        rules.push(format!("an opening scored beyond {} cp is drawn again", p.opening_score));
+    }
+    if p.resign_plies > 0 {
+        rules.push(format!(
+            "resigned when the score stays beyond {} cp for {} plies",
+            p.resign_score, p.resign_plies
+        ));
+    }
+    if p.draw_plies > 0 {
+        let band = if p.draw_score == 0 {
+            "at exactly 0".to_string()
+        } else {
+            format!("within {} cp of 0", p.draw_score)
+        };
+        rules.push(format!(
+            "drawn when the score stays {band} for {} plies from ply {}",
+            p.draw_plies, p.draw_from_ply
+        ));
+    }
+    if p.max_plies > 0 {
+        rules.push(format!("drawn at ply {}", p.max_plies));
+    }
+    if rules.is_empty() { "none: games end on the board".to_string() } else { rules.join("; ") }
 }

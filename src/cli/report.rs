@@ -43,6 +43,8 @@ struct Line<'a, T: serde::Serialize> {
 pub fn run(args: ReportArgs) -> Result<ExitCode> {
     for out in std::iter::once(&args.output).chain(&args.json) {
         super::refuse_output_over_input(out, &args.files)?;
+        kibitz::check_output_folder(out)
+            .with_context(|| format!("cannot create {}", out.display()))?;
     }
     let mut report = Report::new(args.games);
     let mut json = args.json.as_ref().map(create_output).transpose()?;

@@ -18,7 +18,7 @@ use kibitz::{
     SelfPlayError, SelfPlayReport, SelfPlaySettings, SelfPlaySink, SelfPlayStats,
 };
 
-use super::common::default_threads;
+use super::common::{REJECTS_SHOWN, default_threads};
 
 /// Arguments of `kibitz selfplay`.
 #[derive(Args, Debug)]
@@ -64,6 +64,12 @@ pub struct SelfPlayArgs {
     /// Seconds an engine may take for one position before it is restarted.
     #[arg(long, default_value_t = 60.0)]
     engine_timeout: f64,
+    /// Refuse the moves of an engine that does not keep to its limit
+    /// (stopped far short of it, or past twice its nodes): the run stops at
+    /// the first, exit 2. Without it they are played, and their labels
+    /// written flagged and counted.
+    #[arg(long, requires = "engine")]
+    strict_limits: bool,
     /// Openings: EPD positions, or the final positions of PGN games (plain,
     /// zstd or gzip); each game draws one by its index and the seed.
     #[arg(long, value_name = "FILE", help_heading = "Openings")]
@@ -144,14 +150,17 @@ fn settings(args: &SelfPlayArgs) -> Result<SelfPlaySettings> {
             if args.net.net.is_some() && !args.quiet {
                 eprintln!("kibitz: the net is not used: the engine plays");
             }
-            LabelWith::Engine(EngineConfig::new(
-                path.clone(),
-                &args.engine_options,
-                depth,
-                nodes,
-                args.hash,
-                args.engine_timeout,
-            )?)
+            LabelWith::Engine(EngineConfig {
+                strict_limits: args.strict_limits,
+                ..EngineConfig::new(
+                    path.clone(),
+                    &args.engine_options,
+                    depth,
+                    nodes,
+                    args.hash,
+                    args.engine_timeout,
+                )?
+            })
         }
         None => LabelWith::Search(args.net.load()?),
     };
@@ -207,6 +216,10 @@ fn advice(e: SelfPlayError) -> anyhow::Error {
 struct CliSink {
     bar: ProgressBar,
     quiet: bool,
+    /// The engine's record in the header, for the warning about its
+    /// limits (given once).
+    engine: Option<String>,
+    warned: bool,
 }
 
 impl SelfPlaySink for CliSink {
@@ -220,6 +233,12 @@ impl SelfPlaySink for CliSink {
     }
 
     fn progress(&mut self, s: &SelfPlayStats) {
+        if let (false, Some(engine), Some(first)) = (self.warned, &self.engine, &s.first_off_limit)
+        {
+            self.warned = true;
+            let text = super::annotate::limit_warning(engine, first);
+            self.bar.suspend(|| eprintln!("{text}"));
+        }
         self.bar.set_position(s.games);
         let adjudicated: u64 = ["resigned", "draw_adjudicated", "max_plies"]
             .iter()
@@ -250,6 +269,22 @@ pub fn run(args: SelfPlayArgs) -> Result<ExitCode> {
         (false, false) => OutputMode::Create,
     };
     let job = SelfPlay::new(args.output.clone(), mode, settings(&args)?).map_err(advice)?;
+    let book_skipped = job.book().map(|b| (b.skips().0, b.unit()));
+    let engine = args.engine.as_ref().map(|_| job.header().options.engine.clone());
+    if let Some(book) = job.book() {
+        let (skipped, skips) = book.skips();
+        for skip in skips.iter().take(REJECTS_SHOWN as usize) {
+            eprintln!("kibitz: {skip}: skipped");
+        }
+        if skipped > REJECTS_SHOWN {
+            eprintln!(
+                "kibitz: {} more {}s of the book skipped ({skipped} in all; {} positions kept)",
+                skipped - REJECTS_SHOWN,
+                book.unit(),
+                book.len()
+            );
+        }
+    }
     let interrupted = Arc::new(AtomicBool::new(false));
     {
         let flag = interrupted.clone();
@@ -274,14 +309,20 @@ pub fn run(args: SelfPlayArgs) -> Result<ExitCode> {
         bar.set_style(style);
         bar
     };
-    let mut sink = CliSink { bar, quiet: args.quiet };
+    let mut sink = CliSink { bar, quiet: args.quiet, engine, warned: false };
     let report = job.run(&mut sink, &interrupted).map_err(advice);
     sink.bar.finish_and_clear();
     let report = report?;
-    print_summary(&args, &report)?;
+    print_summary(&args, &report, book_skipped)?;
     Ok(if let Some(why) = &report.gave_up {
-        eprintln!("kibitz: {why}; fix the engine and continue with --resume");
-        ExitCode::from(1)
+        if super::annotate::is_off_limit(why) {
+            // 2: refused by --strict-limits, as replay --strict refuses.
+            eprintln!("kibitz: {why}; the file keeps the blocks before it");
+            ExitCode::from(2)
+        } else {
+            eprintln!("kibitz: {why}; fix the engine and continue with --resume");
+            ExitCode::from(1)
+        }
     } else if report.interrupted {
         ExitCode::from(130)
     } else {
@@ -290,7 +331,11 @@ pub fn run(args: SelfPlayArgs) -> Result<ExitCode> {
 }
 
 /// Prints what a run did.
-fn print_summary(args: &SelfPlayArgs, report: &SelfPlayReport) -> Result<()> {
+fn print_summary(
+    args: &SelfPlayArgs,
+    report: &SelfPlayReport,
+    book_skipped: Option<(u64, &str)>,
+) -> Result<()> {
     let s = &report.stats;
     let mut out = super::stdout();
     if args.json {
@@ -305,6 +350,8 @@ fn print_summary(args: &SelfPlayArgs, report: &SelfPlayReport) -> Result<()> {
             threads: usize,
             interrupted: bool,
             resumed_from_game: u64,
+            /// Lines or games of the book that gave no position.
+            book_skipped: u64,
         }
         let summary = Summary {
             output: args.output.display().to_string(),
@@ -315,6 +362,7 @@ fn print_summary(args: &SelfPlayArgs, report: &SelfPlayReport) -> Result<()> {
             threads: report.threads,
             interrupted: report.interrupted,
             resumed_from_game: report.resumed_from_game,
+            book_skipped: book_skipped.map_or(0, |b| b.0),
         };
         writeln!(out, "{}", serde_json::to_string(&summary)?)?;
         return Ok(());
@@ -326,9 +374,34 @@ fn print_summary(args: &SelfPlayArgs, report: &SelfPlayReport) -> Result<()> {
          (the player failed)",
         s.games, s.white_wins, s.draws, s.black_wins, s.no_opening, s.failed
     )?;
+    if let (Some(o), Some((skipped, unit))) = (&report.header.options.selfplay, book_skipped) {
+        writeln!(
+            out,
+            "book      {}: {} position{}, {skipped} {unit}{} skipped",
+            o.book,
+            o.book_positions,
+            if o.book_positions == 1 { "" } else { "s" },
+            if skipped == 1 { "" } else { "s" },
+        )?;
+    }
     let endings: Vec<String> = s.endings.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    writeln!(out, "endings   {}", endings.join(", "))?;
+    writeln!(
+        out,
+        "endings   {}",
+        if endings.is_empty() { "none".into() } else { endings.join(", ") }
+    )?;
     writeln!(out, "positions {} labelled ({} nodes)", s.positions, s.nodes)?;
+    if s.short_of_limit + s.past_limit > 0 {
+        writeln!(
+            out,
+            "limits    {} label{} where the engine stopped far short of `{}`, {} where it went \
+             past twice it (flagged in the file)",
+            s.short_of_limit,
+            if s.short_of_limit == 1 { "" } else { "s" },
+            report.header.options.engine.rsplit(';').next().unwrap_or("").trim(),
+            s.past_limit
+        )?;
+    }
     writeln!(
         out,
         "seconds   {:.2} ({} thread{}, {:.0} positions per second)",
@@ -337,7 +410,8 @@ fn print_summary(args: &SelfPlayArgs, report: &SelfPlayReport) -> Result<()> {
         if report.threads == 1 { "" } else { "s" },
         s.positions as f64 / report.seconds.max(1e-9)
     )?;
-    if report.interrupted {
+    let refused = report.gave_up.as_ref().is_some_and(super::annotate::is_off_limit);
+    if report.interrupted && !refused {
         writeln!(
             out,
             "interrupted: the file ends at its last complete block; continue with --resume"

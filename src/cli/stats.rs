@@ -27,6 +27,10 @@ pub struct StatsArgs {
 
 /// Runs `kibitz stats`.
 pub fn run(args: StatsArgs) -> Result<ExitCode> {
+    if let Some(dir) = &args.plots {
+        kibitz::make_output_folder(dir)
+            .with_context(|| format!("--plots {}: cannot create the folder", dir.display()))?;
+    }
     let stats = data_stats(&args.files)?;
     let mut out = super::stdout();
     if args.json {
@@ -35,7 +39,6 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
         print_text(&mut out, &stats)?;
     }
     if let Some(dir) = &args.plots {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
         plots(dir, &stats)?;
         if !args.json {
             writeln!(out, "plots     {} (PNG and SVG)", dir.display())?;
@@ -118,20 +121,19 @@ fn print_text(out: &mut impl Write, s: &DataStats) -> Result<()> {
     Ok(())
 }
 
-/// A TrueType font for the plots' text, from the usual system places.
-pub(super) fn register_font() -> Result<()> {
-    const FONTS: [&str; 4] = [
-        "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf",
-        "/usr/share/fonts/truetype/liberation/LiberationSans-Regular.ttf",
-        "/usr/share/fonts/TTF/DejaVuSans.ttf",
-        "/usr/share/fonts/dejavu/DejaVuSans.ttf",
-    ];
-    let bytes = FONTS.iter().find_map(|p| std::fs::read(p).ok()).ok_or_else(|| {
-        anyhow!("--plots needs a TrueType font: none found in {FONTS:?} (apt-get install fonts-dejavu-core)")
-    })?;
-    let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
-    plotters::style::register_font("sans-serif", FontStyle::Normal, bytes)
-        .map_err(|_| anyhow!("the font found cannot be read"))
+/// The plots' font, built into the binary so that a plot has its text on a
+/// server with no fonts installed: DejaVu Sans cut to Latin-1
+/// (`data/fonts`, made by `scripts/make_font.sh`; its licence beside it).
+const PLOT_FONT: &[u8] = include_bytes!("../../data/fonts/kibitz-sans.ttf");
+
+/// Registers the plots' font (once; later calls do nothing).
+pub(super) fn register_font() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        // The font is ours and read by the tests: a failure here is a
+        // broken build, and drawing then fails with plotters' own error.
+        let _ = plotters::style::register_font("sans-serif", FontStyle::Normal, PLOT_FONT);
+    });
 }
 
 type Plot<DB> = Result<(), DrawingAreaErrorKind<<DB as DrawingBackend>::ErrorType>>;
@@ -217,7 +219,7 @@ fn kings<DB: DrawingBackend>(root: &DrawingArea<DB, Shift>, s: &DataStats) -> Pl
 }
 
 fn plots(dir: &Path, s: &DataStats) -> Result<()> {
-    register_font()?;
+    register_font();
     let score_labels: Vec<String> =
         (0..s.score.len()).map(|i| (-SCORE_RANGE + SCORE_BIN * i as i32).to_string()).collect();
     let mut score_counts = vec![s.mates[0], s.score_beyond[0]];

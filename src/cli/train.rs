@@ -7,7 +7,7 @@ use std::{
     sync::atomic::Ordering,
 };
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
@@ -126,9 +126,13 @@ impl TrainSink for CliSink {
         let p = history.last().expect("a superbatch");
         if self.log {
             self.bar.suspend(|| {
+                let validation = match p.validation {
+                    Some(v) => format!("validation loss {v:.6}"),
+                    None => "no validation set".to_string(),
+                };
                 eprintln!(
-                    "superbatch {:>4}  train loss {:.6}  validation loss {:.6}  {:.0} s",
-                    p.superbatch, p.train, p.validation, p.seconds
+                    "superbatch {:>4}: train loss {:.6}, {validation}, {:.0} s",
+                    p.superbatch, p.train, p.seconds
                 );
             });
         }
@@ -148,6 +152,11 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     }
     let cache = args.cache.clone().unwrap_or_else(|| with_suffix(&args.output, ".train"));
     let plot = args.plot.clone().unwrap_or_else(|| with_suffix(&args.output, ".loss.png"));
+    // Checked before the data is read: no folder is made for a file.
+    kibitz::check_output_folder(&args.output)
+        .with_context(|| format!("{}: cannot write the net", args.output.display()))?;
+    kibitz::check_output_folder(&plot)
+        .with_context(|| format!("--plot {}: cannot write the plot", plot.display()))?;
     let settings = TrainSettings {
         inputs: args.inputs.clone(),
         output: args.output.clone(),
@@ -183,7 +192,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         );
         bar
     };
-    super::stats::register_font()?;
+    super::stats::register_font();
     let mut sink = CliSink {
         bar,
         superbatches: args.superbatches,
@@ -220,14 +229,28 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     )?;
     writeln!(
         out,
-        "trained  {} superbatches, {} positions in {:.1} s: {:.0} positions/s ({} threads)",
-        report.trained, report.positions, report.seconds, report.per_second, args.threads
+        "trained  {} superbatch{}, {} positions in {:.1} s: {:.0} positions/s ({} thread{})",
+        report.trained,
+        if report.trained == 1 { "" } else { "es" },
+        report.positions,
+        report.seconds,
+        report.per_second,
+        args.threads,
+        if args.threads == 1 { "" } else { "s" }
     )?;
     if let Some(p) = report.history.last() {
+        let validation = match p.validation {
+            Some(v) => format!("validation {v:.6}"),
+            None => format!(
+                "no validation (no game fell in the validation share, --validation {} per \
+                 thousand)",
+                args.validation
+            ),
+        };
         writeln!(
             out,
-            "loss     train {:.6}, validation {:.6} after superbatch {}",
-            p.train, p.validation, p.superbatch
+            "loss     train {:.6}, {validation} after superbatch {}",
+            p.train, p.superbatch
         )?;
     }
     writeln!(out, "net      {} (sha256 {})", args.output.display(), report.sha256)?;
@@ -250,7 +273,7 @@ fn draw_losses(png: &Path, history: &[LossPoint]) -> Result<()> {
     ) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
         root.fill(&WHITE)?;
         let last = history.last().map_or(1, |p| p.superbatch).max(2);
-        let all = history.iter().flat_map(|p| [p.train, p.validation]);
+        let all = history.iter().flat_map(|p| std::iter::once(p.train).chain(p.validation));
         let (lo, hi) = all.fold((f64::MAX, f64::MIN), |(l, h), v| (l.min(v), h.max(v)));
         let pad = ((hi - lo) * 0.1).max(1e-6);
         let mut chart = ChartBuilder::on(&root)
@@ -266,13 +289,17 @@ fn draw_losses(png: &Path, history: &[LossPoint]) -> Result<()> {
             .draw_series(LineSeries::new(history.iter().map(|p| (p.superbatch, p.train)), blue))?
             .label("training")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue));
-        chart
-            .draw_series(LineSeries::new(
-                history.iter().map(|p| (p.superbatch, p.validation)),
-                orange,
-            ))?
-            .label("validation")
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], orange));
+        // No validation set: no validation line (a line at zero would read
+        // as a perfect fit).
+        if history.iter().any(|p| p.validation.is_some()) {
+            chart
+                .draw_series(LineSeries::new(
+                    history.iter().filter_map(|p| Some((p.superbatch, p.validation?))),
+                    orange,
+                ))?
+                .label("validation")
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], orange));
+        }
         chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw()?;
         root.present()
     }

@@ -20,6 +20,7 @@
 use crate::chess::{
     fen::{FenError, FenOptions, Setup},
     position::Position,
+    types::Square,
 };
 
 /// One EPD line, parsed.
@@ -110,7 +111,7 @@ impl EpdLine {
             rest = &rest[end..];
         }
         if fields.len() == 4
-            && !(fields[3] == "-" || crate::Square::from_ascii(fields[3].as_bytes()).is_some())
+            && !(fields[3] == "-" || Square::from_ascii(fields[3].as_bytes()).is_some())
         {
             repairs.push(format!("en-passant field {:?} read as '-'", fields[3]));
             fields[3] = "-";

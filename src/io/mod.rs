@@ -7,6 +7,11 @@ pub mod mapguard;
 pub mod pgn;
 pub mod source;
 
+use std::{
+    io,
+    path::{Path, PathBuf},
+};
+
 /// Whether `a` and `b` name the same file: the same device and inode when
 /// both exist, otherwise the same absolute path.
 pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
@@ -16,4 +21,40 @@ pub fn same_file(a: &std::path::Path, b: &std::path::Path) -> bool {
         return ma.dev() == mb.dev() && ma.ino() == mb.ino();
     }
     std::path::absolute(a).ok() == std::path::absolute(b).ok()
+}
+
+/// The folder an output file would go into, when that folder does not
+/// exist (`None`: it exists, or the path has no folder part). kibitz makes
+/// no missing folder for a file: a typo in a path is an error that names
+/// the folder, not a stray tree of new ones.
+pub fn missing_folder(path: &Path) -> Option<PathBuf> {
+    let parent = path.parent().filter(|p| !p.as_os_str().is_empty())?;
+    (!parent.is_dir()).then(|| parent.to_path_buf())
+}
+
+/// The error for an output whose folder does not exist: names the folder.
+pub fn no_folder_error(folder: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotFound,
+        format!("the folder {} does not exist (kibitz makes no missing folders)", folder.display()),
+    )
+}
+
+/// Checks that an output file's folder exists (see [`missing_folder`]).
+pub fn check_output_folder(path: &Path) -> io::Result<()> {
+    missing_folder(path).map_or(Ok(()), |f| Err(no_folder_error(&f)))
+}
+
+/// Makes the folder `dir` if it is missing: a folder the user names for
+/// outputs, or one that belongs to an output (a trainer's cache beside its
+/// net). Its parent must exist; nothing above it is made.
+pub fn make_output_folder(dir: &Path) -> io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    check_output_folder(dir)?;
+    match std::fs::create_dir(dir) {
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        r => r,
+    }
 }

@@ -524,6 +524,15 @@ const GLYPHS: [&str; 32] = [
     "\u{27f3}",
 ];
 
+/// Whether `tok` is an en-passant mark standing alone with the check mark
+/// and glyphs that belong to its move (`exd6 e.p.+`, `exd6 ep?!`): read as
+/// the mark alone is, and as `exd6e.p.?!` glued to its move is.
+fn is_en_passant_mark(tok: &[u8]) -> bool {
+    let end =
+        tok.iter().rposition(|b| !matches!(b, b'+' | b'#' | b'!' | b'?')).map_or(0, |i| i + 1);
+    end < tok.len() && matches!(&tok[..end], b"e.p." | b"e.p" | b"ep")
+}
+
 /// The horizontal ellipsis, `…`, in UTF-8.
 const ELLIPSIS: &[u8] = "\u{2026}".as_bytes();
 
@@ -574,6 +583,9 @@ fn classify(tok: &[u8]) -> Token {
         return if rest.is_empty() { Token::NonMove } else { classify(rest) };
     }
     if tok.iter().all(|b| matches!(b, b'!' | b'?')) || GLYPHS.iter().any(|g| g.as_bytes() == tok) {
+        return Token::NonMove;
+    }
+    if is_en_passant_mark(tok) {
         return Token::NonMove;
     }
     Token::Bad(if tok.contains(&b'@') { BadTokenKind::Drop } else { BadTokenKind::NotAMove })
@@ -1400,6 +1412,9 @@ mod tests {
             ("12 ... Nf6 13. e4 *", "Nf6 e4"),
             ("3. \u{2026} Nf6 4. ...Nc6 *", "Nf6 Nc6"),
             ("30. gxf6ep Qxf6 31. exd6 e.p. Kh8 32. exd6e.p. *", "gxf6 Qxf6 exd6 Kh8 exd6"),
+            // The mark alone with its move's check mark and glyphs.
+            ("31. exd6 e.p.?! Kh8 32. exd6 e.p.+ Kg8 33. gxf6 ep!? *", "exd6 Kh8 exd6 Kg8 gxf6"),
+            ("31. exd6 e.p?? Kh8 32. exd6 ep# *", "exd6 Kh8 exd6"),
             ("[pgn]\n1. e4 e6 2. d4 d5\n[/pgn]", "e4 e6 d4 d5"),
             ("[pgn]1. e4 e6 2. Qh5#[/pgn]", "e4 e6 Qh5"),
         ] {

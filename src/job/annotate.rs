@@ -29,12 +29,11 @@ use crate::{
         filter::GameFilter,
         source::{ChunkConfig, Format, display_name},
     },
-    job::dedup::{Dedup, DedupError, DedupReport, Keep},
-    label::{
-        GaveUp, LabellerPool,
-        engine::{EngineConfig, EngineError},
-        search::SearchLabeller,
+    job::{
+        common::{LabelWith, OutputMode, input_infos},
+        dedup::{Dedup, DedupError, DedupReport, Keep},
     },
+    label::{GaveUp, LabellerPool, engine::EngineError, search::SearchLabeller},
     nnue::Net,
     pipeline::{
         annotator::{AnnotateStats, ChunkAnnotations, Worker},
@@ -44,8 +43,8 @@ use crate::{
     record::{
         chain::ChainError,
         format::{
-            BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, GameRecord, Header, InputInfo, LabelSource,
-            MAGIC, MAX_MULTIPV, MAX_PV, Options,
+            BLOCK_GAMES, BLOCK_LABELS, FORMAT_VERSION, GameRecord, Header, LabelSource, MAGIC,
+            MAX_MULTIPV, MAX_PV, Options,
         },
         position_key::FirstSeen,
         reader::RecordError,
@@ -53,39 +52,6 @@ use crate::{
     },
     search::tt::TableError,
 };
-
-/// Where labels come from.
-#[derive(Clone)]
-pub enum LabelWith {
-    /// kibitz's search, with the hand-written evaluation or a net.
-    Search(Option<Net>),
-    /// The `[%eval]` comments of the PGN (nothing is searched).
-    PgnEval,
-    /// An external UCI engine, one process per worker.
-    Engine(EngineConfig),
-}
-
-impl LabelWith {
-    /// The engine, when labels come from one.
-    pub fn engine(&self) -> Option<EngineConfig> {
-        match self {
-            LabelWith::Engine(c) => Some(c.clone()),
-            _ => None,
-        }
-    }
-}
-
-/// How to treat an output file that exists.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputMode {
-    /// Refuse to replace it.
-    Create,
-    /// Replace it.
-    Replace,
-    /// Keep its complete blocks and go on after its last game (a missing
-    /// file is created).
-    Resume,
-}
 
 /// The settings of an annotate run, apart from its inputs and output.
 #[derive(Clone)]
@@ -820,21 +786,6 @@ fn record_options(
     }
 }
 
-/// The inputs of a run as the header records them.
-pub fn input_infos(inputs: &[PathBuf]) -> Vec<InputInfo> {
-    inputs
-        .iter()
-        .map(|p| InputInfo {
-            name: display_name(p),
-            size: if p.as_os_str() == "-" {
-                0
-            } else {
-                std::fs::metadata(p).map_or(0, |m| m.len())
-            },
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -881,6 +832,7 @@ mod tests {
             depth: 1,
             pv: Default::default(),
             alternatives: Default::default(),
+            flags: 0,
         }
     }
 

@@ -22,7 +22,7 @@ use std::{
 };
 
 use crate::{
-    job::annotate::input_infos,
+    job::common::input_infos,
     record::{
         chain::ChainError,
         format::{FORMAT_VERSION, Header, LabelSource, MAGIC, Options},

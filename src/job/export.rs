@@ -20,14 +20,18 @@ use std::{fmt::Write as _, io::Write, path::PathBuf};
 use crate::{
     analysis::{Eval, analyse},
     chess::{
-        mv::Move,
+        fen::STARTPOS,
+        mv::{Move, MoveKind},
         position::Position,
         types::{Color, Role},
         uci::move_to_uci,
     },
     record::{
         chain::{ChainError, Step, walk},
-        format::{Ending, GameRecord, Label, ROSTER, move_at, result_text},
+        format::{
+            Ending, GameRecord, LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, Label, ROSTER, move_at,
+            result_text,
+        },
         reader::{KbzReader, RecordError},
         shape::{ShapeRules, ShapeStats, Shaper},
         viriformat,
@@ -197,7 +201,7 @@ impl<W: Write> Exporter<W> {
         if start.is_chess960() {
             let _ = writeln!(t, "[Variant \"Chess960\"]");
         }
-        if start.fen() != crate::STARTPOS || start.is_chess960() {
+        if start.fen() != STARTPOS || start.is_chess960() {
             let _ = writeln!(t, "[SetUp \"1\"]\n[FEN \"{}\"]", start.fen());
         }
         if record.ending != Ending::Unknown {
@@ -354,23 +358,23 @@ fn binpack_move(pos: &Position, m: Move) -> sfbinpack::chess::r#move::Move {
     let from = BSquare::new(m.from().to_u32());
     let to = BSquare::new(m.to().to_u32());
     match m.kind() {
-        crate::MoveKind::Castling => BMove::new(from, to, MoveType::Castle, BPiece::none()),
-        crate::MoveKind::EnPassant => BMove::new(from, to, MoveType::EnPassant, BPiece::none()),
-        crate::MoveKind::Promotion => {
+        MoveKind::Castling => BMove::new(from, to, MoveType::Castle, BPiece::none()),
+        MoveKind::EnPassant => BMove::new(from, to, MoveType::EnPassant, BPiece::none()),
+        MoveKind::Promotion => {
             let color = if pos.side_to_move() == Color::White {
                 sfbinpack::chess::color::Color::White
             } else {
                 sfbinpack::chess::color::Color::Black
             };
             let kind = match m.promotion_role() {
-                Some(crate::Role::Knight) => PieceType::Knight,
-                Some(crate::Role::Bishop) => PieceType::Bishop,
-                Some(crate::Role::Rook) => PieceType::Rook,
+                Some(Role::Knight) => PieceType::Knight,
+                Some(Role::Bishop) => PieceType::Bishop,
+                Some(Role::Rook) => PieceType::Rook,
                 _ => PieceType::Queen,
             };
             BMove::new(from, to, MoveType::Promotion, BPiece::new(kind, color))
         }
-        crate::MoveKind::Normal => BMove::new(from, to, MoveType::Normal, BPiece::none()),
+        MoveKind::Normal => BMove::new(from, to, MoveType::Normal, BPiece::none()),
     }
 }
 
@@ -545,6 +549,12 @@ fn jsonl_line(
         "depth": label.depth,
         "result": result_text(record.result),
     });
+    // A label its engine did not make as asked (absent when it was).
+    if label.flags & LABEL_SHORT_OF_LIMIT != 0 {
+        v["limit"] = "short".into();
+    } else if label.flags & LABEL_PAST_LIMIT != 0 {
+        v["limit"] = "past".into();
+    }
     let lines = multipv_lines(step, label);
     if !lines.is_empty() {
         let line = |&(m, score): &(Move, i16)| {

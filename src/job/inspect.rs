@@ -6,7 +6,7 @@ use std::{collections::BTreeMap, path::Path};
 
 use crate::record::{
     chain::walk,
-    format::{Header, is_mate},
+    format::{Header, LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, is_mate},
     reader::{KbzReader, RecordError},
 };
 
@@ -31,6 +31,10 @@ pub struct Inspection {
     pub labels: u64,
     /// Labels with a mate score.
     pub mate_labels: u64,
+    /// Labels flagged: the engine stopped far short of its limit.
+    pub short_of_limit: u64,
+    /// Labels flagged: the engine went past twice its limit.
+    pub past_limit: u64,
     /// Games whose chain replays.
     pub chains_valid: u64,
     /// Labels that are not mates, by score in buckets of 100 centipawns
@@ -62,6 +66,8 @@ pub fn inspect(path: &Path) -> Result<Inspection, RecordError> {
         moves: 0,
         labels: 0,
         mate_labels: 0,
+        short_of_limit: 0,
+        past_limit: 0,
         chains_valid: 0,
         histogram: BTreeMap::new(),
         complete: false,
@@ -83,6 +89,8 @@ pub fn inspect(path: &Path) -> Result<Inspection, RecordError> {
             i.moves += g.moves.len() as u64;
             i.labels += g.labels.len() as u64;
             for l in &g.labels {
+                i.short_of_limit += u64::from(l.flags & LABEL_SHORT_OF_LIMIT != 0);
+                i.past_limit += u64::from(l.flags & LABEL_PAST_LIMIT != 0);
                 if is_mate(l.score) {
                     i.mate_labels += 1;
                 } else {

@@ -3,6 +3,7 @@
 //! builds them from flags; a program builds them directly.
 
 pub mod annotate;
+pub mod common;
 pub mod dedup;
 pub mod export;
 pub mod inspect;

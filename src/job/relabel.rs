@@ -15,7 +15,10 @@ use std::path::{Path, PathBuf};
 use crate::{
     chess::{mv::Move, position::Position},
     job::annotate::{AnnotateError, AnnotateSettings, Annotation},
-    label::{self, LabelContext, Labeller, LabellerPool, search::SearchLabeller},
+    label::{
+        self, LabelContext, Labeller, LabellerPool, LimitKept, engine::EngineError,
+        search::SearchLabeller,
+    },
     record::{
         chain::{ChainError, walk},
         format::{
@@ -37,8 +40,16 @@ pub struct RelabelReport {
     pub labels: u64,
     /// Labels the new labeller gave (the rest are left out).
     pub relabelled: u64,
-    /// Labels the new labeller could not give (an engine failure).
+    /// Labels the new labeller could not give (an engine failure, or a
+    /// label off its limit refused by `--strict-limits`).
     pub failed: u64,
+    /// Labels of an engine that stopped far short of its limit (flagged).
+    pub short_of_limit: u64,
+    /// Labels of an engine stopped past twice its limit (flagged).
+    pub past_limit: u64,
+    /// Of the labels failed, those refused by `--strict-limits` (from the
+    /// first label off its limit on, that worker labels nothing).
+    pub refused: u64,
     /// Nodes searched.
     pub nodes: u64,
     /// Bytes written.
@@ -97,6 +108,9 @@ struct Counts {
     labels: u64,
     relabelled: u64,
     failed: u64,
+    short_of_limit: u64,
+    past_limit: u64,
+    refused: u64,
     nodes: u64,
 }
 
@@ -135,9 +149,22 @@ fn relabel_game(
             Some(l) => {
                 counts.relabelled += 1;
                 counts.nodes += l.nodes;
+                match l.limit {
+                    LimitKept::Kept => {}
+                    LimitKept::Short => counts.short_of_limit += 1,
+                    LimitKept::Past => counts.past_limit += 1,
+                }
                 labels.push(new_label(pos, ply, &l, pv_plies));
             }
-            None => counts.failed += 1,
+            None => {
+                counts.failed += 1;
+                let off_limit = labeller.gave_up().is_some_and(|c| {
+                    matches!(c.downcast_ref::<EngineError>(), Some(EngineError::OffLimit { .. }))
+                });
+                if off_limit {
+                    counts.refused += 1;
+                }
+            }
         }
     };
     if backward {
@@ -187,6 +214,7 @@ fn new_label(pos: &Position, ply: usize, l: &label::Labelled, pv_plies: usize) -
         depth: l.depth,
         pv,
         alternatives: Alternatives::new(&alternatives),
+        flags: l.limit.flag(),
     }
 }
 
@@ -388,6 +416,9 @@ fn write_in_order(
                     report.relabelled += counts.relabelled;
                     report.failed += counts.failed;
                     report.nodes += counts.nodes;
+                    report.short_of_limit += counts.short_of_limit;
+                    report.past_limit += counts.past_limit;
+                    report.refused += counts.refused;
                     for g in games {
                         report.games += 1;
                         if let Err(e) = writer.push(g) {

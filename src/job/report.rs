@@ -392,9 +392,14 @@ impl Report {
                 String::new()
             }
         );
-        h.push_str("<h2>Players</h2>\n<table id=\"players\">\n<thead><tr>");
-        for (key, title, kind) in COLUMNS {
-            let _ = write!(h, "<th data-key=\"{key}\" data-kind=\"{kind}\">{title}</th>");
+        h.push_str(
+            "<h2>Players</h2>\n<input type=\"checkbox\" id=\"phases\">\
+             <label class=\"toggle\" for=\"phases\">Show accuracy and ACPL by game phase</label>\n\
+             <div class=\"scroll\"><table id=\"players\">\n<thead><tr>",
+        );
+        for (i, (key, title, kind)) in COLUMNS.iter().enumerate() {
+            let class = column_class(i);
+            let _ = write!(h, "<th{class} data-key=\"{key}\" data-kind=\"{kind}\">{title}</th>");
         }
         h.push_str("</tr></thead>\n<tbody>\n");
         for p in &players[..listed] {
@@ -417,12 +422,12 @@ impl Report {
                 Cell::Real(p.endgame.acpl),
             ];
             h.push_str("<tr class=\"player\">");
-            for c in cells {
-                c.write(&mut h);
+            for (i, c) in cells.iter().enumerate() {
+                c.write(&mut h, column_class(i));
             }
             h.push_str("</tr>\n");
         }
-        h.push_str("</tbody></table>\n");
+        h.push_str("</tbody></table></div>\n");
         out.write_all(h.as_bytes())?;
         let _ = write!(
             out,
@@ -448,23 +453,35 @@ enum Cell<'a> {
 }
 
 impl Cell<'_> {
-    fn write(&self, h: &mut String) {
+    /// The cell as a `<td>`; `class` is empty or ` class="..."`.
+    fn write(&self, h: &mut String, class: &str) {
         match self {
             Cell::Text(t) => {
-                let _ = write!(h, "<td data-v=\"{}\">{}</td>", escape(t), escape(t));
+                let _ = write!(h, "<td{class} data-v=\"{}\">{}</td>", escape(t), escape(t));
             }
             Cell::Int(v) => {
-                let _ = write!(h, "<td data-v=\"{v}\">{v}</td>");
+                let _ = write!(h, "<td{class} data-v=\"{v}\">{v}</td>");
             }
             Cell::Real(Some(v)) => {
-                let _ = write!(h, "<td data-v=\"{v:.3}\">{v:.1}</td>");
+                let _ = write!(h, "<td{class} data-v=\"{v:.3}\">{v:.1}</td>");
             }
             Cell::Real0(Some(v)) => {
-                let _ = write!(h, "<td data-v=\"{v:.3}\">{v:.0}</td>");
+                let _ = write!(h, "<td{class} data-v=\"{v:.3}\">{v:.0}</td>");
             }
-            Cell::Real(None) | Cell::Real0(None) => h.push_str("<td data-v=\"\">–</td>"),
+            Cell::Real(None) | Cell::Real0(None) => {
+                let _ = write!(h, "<td{class} data-v=\"\">–</td>");
+            }
         }
     }
+}
+
+/// The player table's columns by game phase (from this one on): behind a
+/// toggle where the page is narrow.
+const FIRST_PHASE_COLUMN: usize = 10;
+
+/// The class of a player table column.
+fn column_class(i: usize) -> &'static str {
+    if i >= FIRST_PHASE_COLUMN { " class=\"ph\"" } else { "" }
 }
 
 const COLUMNS: [(&str, &str, &str); 16] = [
@@ -532,7 +549,7 @@ fn game_html(h: &mut String, g: &Shown) {
         escape(&s.file),
     );
     h.push_str(
-        "<table class=\"sides\"><thead><tr><th></th><th>Accuracy</th><th>ACPL</th>\
+        "<div class=\"scroll\"><table class=\"sides\"><thead><tr><th></th><th>Accuracy</th><th>ACPL</th>\
          <th>?!</th><th>?</th><th>??</th><th>Acc. opening</th><th>Acc. middlegame</th>\
          <th>Acc. endgame</th></tr></thead><tbody>\n",
     );
@@ -551,7 +568,7 @@ fn game_html(h: &mut String, g: &Shown) {
             fmt_opt(a.endgame.accuracy),
         );
     }
-    h.push_str("</tbody></table>\n");
+    h.push_str("</tbody></table></div>\n");
     graph(h, g);
     h.push_str("</section>\n");
 }
@@ -609,9 +626,12 @@ fn graph(h: &mut String, g: &Shown) {
     );
     for (ply, text, judgment) in &g.marks {
         let Some(w) = g.wins.get(*ply).copied().flatten() else { continue };
+        // A dot of zero length with round caps and a stroke that does not
+        // scale: round at any width of the graph (a circle would stretch
+        // with the graph into an ellipse).
         let _ = write!(
             h,
-            "<circle class=\"mark {}\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\"><title>{} {}</title></circle>",
+            "<path class=\"mark {}\" d=\"M{:.1},{:.1}h0\"><title>{} {}</title></path>",
             judgment.name().to_lowercase(),
             x(*ply),
             y(w),
@@ -631,26 +651,44 @@ const HEAD: &str = r#"<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
 <title>kibitz analysis</title>
 <style>
 body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em; color: #222; background: #fafafa; }
 h1 { font-size: 1.5em; } h2 { margin-top: 1.5em; } h3 { margin: 0.2em 0; font-size: 1.1em; }
+h3, .meta, .counts { overflow-wrap: anywhere; }
 table { border-collapse: collapse; }
+.scroll { max-width: 100%; overflow-x: auto; }
 #players th { cursor: pointer; user-select: none; background: #e8e8e8; position: sticky; top: 0; }
 #players th.sorted::after { content: " ▾"; } #players th.sorted.asc::after { content: " ▴"; }
-th, td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+#players td:first-child { position: sticky; left: 0; background: #fafafa; }
+#players th:first-child { left: 0; z-index: 1; }
+#players th { min-width: 3.5em; }
+th, td { padding: 2px 6px; border-bottom: 1px solid #ddd; text-align: right; }
 td:first-child, th:first-child { text-align: left; white-space: nowrap; }
-.game { margin: 1.2em 0; padding: 0.6em; background: #fff; border: 1px solid #ddd; max-width: 760px; }
+#players .ph { display: none; }
+#phases { margin-left: 0; }
+.toggle { cursor: pointer; color: #444; }
+#phases:checked ~ .scroll #players .ph { display: table-cell; }
+@media (min-width: 1500px) {
+  #players .ph { display: table-cell; }
+  #phases, .toggle { display: none; }
+}
+@media (max-width: 600px) {
+  body { margin: 0.6em; }
+}
+.game { margin: 1.2em 0; padding: 0.6em; background: #fff; border: 1px solid #ddd; }
 .meta { color: #666; margin: 0.2em 0 0.5em; }
 .sides { margin-bottom: 0.5em; }
-svg.graph { width: 100%; height: 140px; display: block; }
+svg.graph { width: 100%; height: clamp(120px, 12vw, 260px); display: block; }
 .bg { fill: #3a3a3a; }
 .white-area { fill: #e9e9e9; }
 .curve { fill: none; stroke: #b58900; stroke-width: 1.2; vector-effect: non-scaling-stroke; }
 .mid { stroke: #888; stroke-dasharray: 4 3; stroke-width: 0.8; vector-effect: non-scaling-stroke; }
 .phase { fill-opacity: 0.16; }
 .phase.middlegame { fill: #268bd2; } .phase.endgame { fill: #d33682; }
-.mark.inaccuracy { fill: #56b4e9; } .mark.mistake { fill: #e69f00; } .mark.blunder { fill: #db3031; }
+.mark { stroke-width: 7; stroke-linecap: round; vector-effect: non-scaling-stroke; }
+.mark.inaccuracy { stroke: #56b4e9; } .mark.mistake { stroke: #e69f00; } .mark.blunder { stroke: #db3031; }
 .legend span { display: inline-block; margin-right: 1em; }
 </style>
 </head>
@@ -676,8 +714,9 @@ const TAIL: &str = r#"<script>
       return asc ? x.localeCompare(y) : y.localeCompare(x);
     });
     rows.forEach(function (r) { body.appendChild(r); });
-    for (var i = 0; i < heads.length; i++) heads[i].className = '';
-    heads[col].className = 'sorted' + (asc ? ' asc' : '');
+    for (var i = 0; i < heads.length; i++) heads[i].classList.remove('sorted', 'asc');
+    heads[col].classList.add('sorted');
+    if (asc) heads[col].classList.add('asc');
     table.dataset.sortedBy = heads[col].dataset.key;
   }
   var current = -1, ascending = false;

@@ -24,9 +24,9 @@ use crossbeam_channel::{Receiver, RecvTimeoutError};
 
 use crate::{
     chess::{mv::Move, position::Position},
-    label::{LabelContext, LabelFailure, Labelled, Labeller},
+    label::{LabelContext, LabelFailure, Labelled, Labeller, LimitKept},
     record::format::MAX_PV,
-    search::{MATE, mate_in, mated_in},
+    search::{MATE, MATE_BOUND, mate_in, mated_in},
 };
 
 /// What went wrong with an engine.
@@ -86,6 +86,26 @@ pub enum EngineError {
     /// Positions failed in a row: the engine is deemed broken.
     #[error("the engine failed {0} positions in a row (twice each): giving up")]
     GaveUp(u32),
+    /// A label off its limit, refused (`--strict-limits`).
+    #[error(
+        "ply {ply}: the engine {} `{go}` (it reported depth {depth}, {nodes} nodes): refused by \
+         --strict-limits{}",
+        if *kept == LimitKept::Past { "went past twice" } else { "stopped far short of" },
+        if go.starts_with("go nodes") { "; an engine that does not honour `go nodes` labels \
+         with --depth" } else { "" }
+    )]
+    OffLimit {
+        /// The position's ply.
+        ply: usize,
+        /// Short or past.
+        kept: LimitKept,
+        /// The `go` command sent.
+        go: String,
+        /// The depth it reported.
+        depth: u8,
+        /// The nodes it reported.
+        nodes: u64,
+    },
 }
 
 type Result<T> = std::result::Result<T, EngineError>;
@@ -105,6 +125,9 @@ pub struct EngineConfig {
     pub hash: u32,
     /// The longest a position may take.
     pub timeout: Duration,
+    /// A label off its limit ([`LimitKept::Short`] or
+    /// [`LimitKept::Past`]) stops the run instead of being flagged.
+    pub strict_limits: bool,
 }
 
 impl EngineConfig {
@@ -135,6 +158,7 @@ impl EngineConfig {
             nodes,
             hash,
             timeout: Duration::from_secs_f64(timeout_s),
+            strict_limits: false,
         })
     }
 
@@ -165,7 +189,7 @@ impl EngineConfig {
     }
 
     /// The `go` command for each position.
-    fn go_command(&self) -> String {
+    pub fn go_command(&self) -> String {
         if self.nodes > 0 {
             format!("go nodes {}", self.nodes)
         } else {
@@ -186,6 +210,9 @@ struct EngineProcess {
     name: String,
     /// The `go` command for each position.
     go: String,
+    /// Its limit: nodes (0 for a depth) and depth.
+    nodes: u64,
+    depth: u32,
     /// The option names the engine declared (`option name NAME type ...`).
     declared: Vec<String>,
     chess960: bool,
@@ -238,6 +265,8 @@ impl EngineProcess {
             lines: rx,
             name: String::new(),
             go: config.go_command(),
+            nodes: config.nodes,
+            depth: config.depth,
             declared: Vec::new(),
             chess960,
             timeout: config.timeout,
@@ -321,6 +350,9 @@ impl EngineProcess {
         self.send(&commands)?;
         let deadline = Instant::now() + self.timeout;
         let (mut score, mut depth, mut nodes) = (None, 0u8, 0u64);
+        // The most nodes any `info` line reported, and whether kibitz had
+        // to stop the search (past twice its limit).
+        let (mut most_nodes, mut reported_nodes, mut stopped) = (0u64, false, false);
         let mut pv: Vec<&str> = Vec::new();
         let mut pv_line = String::new();
         let mut alternatives: std::collections::BTreeMap<u32, (i32, String)> =
@@ -360,6 +392,20 @@ impl EngineProcess {
                     }
                     if let Some(n) = get("nodes").and_then(|n| n.parse().ok()) {
                         nodes = n;
+                        most_nodes = most_nodes.max(n);
+                        reported_nodes = true;
+                    }
+                    // An engine that does not honour the limit (`go nodes`
+                    // taken as an infinite search) is stopped once it is
+                    // past twice its budget, not left to the timeout.
+                    let past = if self.nodes > 0 {
+                        most_nodes > past_nodes(self.nodes)
+                    } else {
+                        u32::from(depth) > self.depth.saturating_mul(2).max(self.depth + 2)
+                    };
+                    if past && !stopped {
+                        self.send("stop")?;
+                        stopped = true;
                     }
                     if let Some(i) = words.iter().position(|&w| w == "pv") {
                         // `pv` runs to the end of the line (UCI).
@@ -377,6 +423,20 @@ impl EngineProcess {
                     };
                     let Some(score) = score else { return Err(EngineError::NoScore) };
                     pv.extend(pv_line.split_whitespace());
+                    let limit = if stopped {
+                        LimitKept::Past
+                    } else if score.abs() >= MATE_BOUND || pos.legal_moves().len() == 1 {
+                        // A mate found or a forced move: stopping early is
+                        // right.
+                        LimitKept::Kept
+                    } else if self.nodes > 0 {
+                        let short = reported_nodes && most_nodes.saturating_mul(2) < self.nodes;
+                        if short { LimitKept::Short } else { LimitKept::Kept }
+                    } else if u32::from(depth) * 2 < self.depth {
+                        LimitKept::Short
+                    } else {
+                        LimitKept::Kept
+                    };
                     let alternatives = alternatives
                         .values()
                         .filter_map(|(score, text)| {
@@ -391,6 +451,7 @@ impl EngineProcess {
                         nodes,
                         pv: uci_line(pos, &pv),
                         alternatives,
+                        limit,
                     });
                 }
                 _ => {}
@@ -408,6 +469,8 @@ pub struct EngineLabeller {
     needs_new_game: bool,
     /// Positions failed in a row (reset by a success).
     failed_in_a_row: u32,
+    /// A label off its limit refused by [`EngineConfig::strict_limits`].
+    refused: Option<std::sync::Arc<EngineError>>,
 }
 
 /// After this many positions in a row fail twice each, the engine is
@@ -425,6 +488,7 @@ impl EngineLabeller {
             failures: Vec::new(),
             needs_new_game: true,
             failed_in_a_row: 0,
+            refused: None,
         }
     }
 
@@ -473,7 +537,7 @@ impl Labeller for EngineLabeller {
     }
 
     fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
-        if self.failed_in_a_row >= GIVE_UP_AFTER {
+        if self.failed_in_a_row >= GIVE_UP_AFTER || self.refused.is_some() {
             return None;
         }
         let result = self.attempt(pos, ctx).or_else(|first| {
@@ -487,6 +551,16 @@ impl Labeller for EngineLabeller {
             })
         });
         match result {
+            Ok(labelled) if self.config.strict_limits && labelled.limit != LimitKept::Kept => {
+                self.refused = Some(std::sync::Arc::new(EngineError::OffLimit {
+                    ply: ctx.ply,
+                    kept: labelled.limit,
+                    go: self.config.go_command(),
+                    depth: labelled.depth,
+                    nodes: labelled.nodes,
+                }));
+                None
+            }
             Ok(labelled) => {
                 self.failed_in_a_row = 0;
                 Some(labelled)
@@ -506,9 +580,20 @@ impl Labeller for EngineLabeller {
     }
 
     fn gave_up(&self) -> Option<crate::label::Cause> {
+        if let Some(refused) = &self.refused {
+            return Some(refused.clone() as _);
+        }
         (self.failed_in_a_row >= GIVE_UP_AFTER)
             .then(|| std::sync::Arc::new(EngineError::GaveUp(GIVE_UP_AFTER)) as _)
     }
+}
+
+/// The nodes past which a search asked for `budget` nodes is stopped:
+/// twice the budget, and at least 4,096 (an engine completes its first
+/// iterations whatever the budget: Stockfish 15.1 takes 450 nodes to finish
+/// depth 2 when asked for 200).
+pub fn past_nodes(budget: u64) -> u64 {
+    budget.saturating_mul(2).max(4096)
 }
 
 /// The score of a UCI `info` line, side to move's view, a mate as a mate

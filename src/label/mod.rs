@@ -11,6 +11,7 @@ use crate::{
         engine::{EngineConfig, EngineLabeller},
         search::SearchLabeller,
     },
+    record::format::{LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT},
 };
 
 pub mod engine;
@@ -45,6 +46,36 @@ pub struct Labelled {
     /// The next best moves with their scores, best first (a multi-PV
     /// search; empty otherwise).
     pub alternatives: Vec<(Move, i32)>,
+    /// Whether the search kept to the limit it was given (an external
+    /// engine may not).
+    pub limit: LimitKept,
+}
+
+/// How a search kept to the limit it was given. The built-in search always
+/// does; an external engine is checked against what its `info` lines
+/// report ([`engine`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LimitKept {
+    /// As asked (or stopped early for a reason: a mate found, a single
+    /// legal move).
+    #[default]
+    Kept,
+    /// Far short of it: under half the nodes, or under half the depth.
+    Short,
+    /// Past twice the node (or depth) limit, and stopped with `stop`.
+    Past,
+}
+
+impl LimitKept {
+    /// The label flag that records it ([`crate::Label::flags`]).
+    pub fn flag(self) -> u8 {
+        match self {
+            LimitKept::Kept => 0,
+            LimitKept::Short => LABEL_SHORT_OF_LIMIT,
+            LimitKept::Past => LABEL_PAST_LIMIT,
+        }
+    }
 }
 
 /// Labels positions for a worker: the built-in search, or an external

@@ -2,7 +2,7 @@
 
 use crate::{
     chess::{mv::Move, position::Position},
-    label::{LabelContext, Labelled, Labeller},
+    label::{LabelContext, Labelled, Labeller, LimitKept},
     search::{Limits, Searcher},
 };
 
@@ -59,6 +59,7 @@ impl Labeller for SearchLabeller {
                 nodes,
                 pv: r.pv,
                 alternatives,
+                limit: LimitKept::Kept,
             });
         }
         let r = self.searcher.search(pos, &self.limits, |_| {});
@@ -70,6 +71,7 @@ impl Labeller for SearchLabeller {
             nodes: r.nodes,
             pv: r.pv,
             alternatives: Vec::new(),
+            limit: LimitKept::Kept,
         })
     }
 }

@@ -16,6 +16,7 @@ use crate::{
         mv::Move,
         position::{KeyCheck, Position},
         san::{San, SanError},
+        types::Color,
     },
     hash::{GOLDEN, mix64},
     io::{
@@ -24,7 +25,7 @@ use crate::{
         pgn::{GameReader, ParsedGame, PgnEval},
         source::{Chunk, Format},
     },
-    label::{GaveUp, LabelContext, Labeller, LocatedFailure},
+    label::{GaveUp, LabelContext, Labelled, Labeller, LimitKept, LocatedFailure},
     pipeline::replayer::{
         RejectKind, Rejected, VariantKind, Verify, bad_token_reject, set_start_position,
         unplayable, variant_kind, verify_failure,
@@ -79,6 +80,15 @@ pub struct AnnotateStats {
     pub failed: u64,
     /// The first `MAX_FAILURE_MESSAGES` (100) of those failures, located.
     pub failures: Vec<LocatedFailure>,
+    /// Labels of an engine that stopped far short of its limit (flagged
+    /// in the file).
+    pub short_of_limit: u64,
+    /// Labels of an engine that went past twice its limit and was stopped
+    /// (flagged in the file).
+    pub past_limit: u64,
+    /// The first of those labels in input order: where, and what the
+    /// engine reported.
+    pub first_off_limit: Option<String>,
 }
 
 /// How many failure messages a run keeps (the count goes on).
@@ -113,6 +123,11 @@ impl AnnotateStats {
         self.skipped_unlabelled += o.skipped_unlabelled;
         self.skipped_duplicate += o.skipped_duplicate;
         self.failed += o.failed;
+        self.short_of_limit += o.short_of_limit;
+        self.past_limit += o.past_limit;
+        if self.first_off_limit.is_none() {
+            self.first_off_limit.clone_from(&o.first_off_limit);
+        }
         let room = MAX_FAILURE_MESSAGES.saturating_sub(self.failures.len());
         self.failures.extend(o.failures.iter().take(room).cloned());
     }
@@ -152,6 +167,19 @@ pub fn sampled(seed: u64, game: u64, ply: usize, ppm: u32) -> bool {
 struct Pending {
     ply: usize,
     played: Option<Move>,
+}
+
+/// A game on its way through a worker: the moves made, the labels so far
+/// and the positions waiting to be labelled last to first.
+struct Walk {
+    /// The game's index in the input.
+    index: u64,
+    start_fen: String,
+    made: Vec<Move>,
+    labels: Vec<Label>,
+    /// Positions are labelled last to first, after the moves.
+    backward: bool,
+    pending: Vec<Pending>,
 }
 
 /// A game's record before its moves: start, result, roster tags, ratings.
@@ -232,7 +260,7 @@ fn variation_moves(pos: &Position, sans: &[San]) -> Vec<Move> {
 }
 
 fn eval_score(eval: PgnEval, pos: &Position) -> i32 {
-    let white_to_move = pos.side_to_move() == crate::Color::White;
+    let white_to_move = pos.side_to_move() == Color::White;
     match eval {
         PgnEval::Cp(cp) => {
             let cp = cp.clamp(-30_000, 30_000);
@@ -471,6 +499,7 @@ impl<L: Labeller> Worker<L> {
     ) -> Option<Label> {
         let ply = ctx.ply;
         let o = &self.options;
+        let mut off_limit = None;
         let (score, best, depth, pv, alternatives) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
                 // A variation in the text is the better line from here,
@@ -493,6 +522,7 @@ impl<L: Labeller> Worker<L> {
                 match self.labeller.label(pos, ctx) {
                     Some(l) => {
                         stats.nodes += l.nodes;
+                        off_limit = (l.limit != LimitKept::Kept).then(|| l.clone());
                         (l.score, l.best, l.depth, l.pv, l.alternatives)
                     }
                     None => {
@@ -510,6 +540,11 @@ impl<L: Labeller> Worker<L> {
             Some(m) => move_index(pos, m)?,
             None => 255,
         };
+        // Counted as written: after the filters that drop the label.
+        let flags = off_limit.map_or(0, |l| {
+            self.off_limit(&l, ctx, stats);
+            l.limit.flag()
+        });
         // The variation starts with the best move; a labeller that gives
         // the best move alone gives a variation of one.
         let pv = match (o.pv_plies, best) {
@@ -528,15 +563,45 @@ impl<L: Labeller> Worker<L> {
             depth,
             pv,
             alternatives: Alternatives::new(&alternatives),
+            flags,
         })
     }
 
-    fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
+    /// Counts a label off its limit; the first is described.
+    fn off_limit(&self, l: &Labelled, ctx: &LabelContext<'_>, stats: &mut AnnotateStats) {
+        let (what, count) = match l.limit {
+            LimitKept::Short => ("stopped far short of", &mut stats.short_of_limit),
+            _ => ("went past twice", &mut stats.past_limit),
+        };
+        *count += 1;
+        if stats.first_off_limit.is_none() {
+            let (file, offset) = self.at;
+            let name = self.inputs.get(file).map_or("?", String::as_str);
+            stats.first_off_limit = Some(format!(
+                "{name}: game {} at byte {offset}, ply {}: the engine {what} its limit (it \
+                 reported depth {}, {} nodes)",
+                ctx.game + 1,
+                ctx.ply,
+                l.depth,
+                l.nodes
+            ));
+        }
+    }
+
+    /// The start position of a game that is played: its variant known (or
+    /// unknown and played as standard chess), its `[FEN]` tag legal;
+    /// `None` (counted, or rejected) otherwise.
+    fn game_start(
+        &self,
+        game: &ParsedGame,
+        index: u64,
+        out: &mut ChunkAnnotations,
+    ) -> Option<Position> {
         let stats = &mut out.stats;
         match variant_kind(game.variant.raw()) {
             VariantKind::Other => {
                 *stats.skipped_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
-                return;
+                return None;
             }
             VariantKind::Unknown => {
                 *stats.unknown_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
@@ -546,73 +611,124 @@ impl<L: Labeller> Worker<L> {
         let mut pos = self.startpos.clone();
         if let Err(e) = set_start_position(game, &mut pos, &self.startpos) {
             stats.rejected += 1;
+            let (kind, why) = (RejectKind::BadPosition, format!("[FEN] tag: {e}"));
             out.rejected.push(Rejected::in_game(
                 self.at.0,
                 index,
                 game,
                 0,
                 String::new(),
-                RejectKind::BadPosition,
-                format!("[FEN] tag: {e}"),
+                kind,
+                why,
             ));
-            return;
+            return None;
         }
         stats.games += 1;
+        Some(pos)
+    }
+
+    fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
+        let Some(mut pos) = self.game_start(game, index, out) else { return };
         self.labeller.new_game(pos.is_chess960());
-        let mut record = new_record(game, index, &pos);
-        let mut labels = Vec::new();
         let pgn_eval = self.options.label == LabelSource::PgnEval;
-        let start_fen = pos.fen();
+        let mut walk = Walk {
+            index,
+            start_fen: pos.fen(),
+            made: Vec::with_capacity(game.moves.len()),
+            labels: Vec::new(),
+            // The built-in search labels a game's positions last to first
+            // (see `Labeller::backward`); the admitted plies wait till the
+            // end.
+            backward: !pgn_eval && self.labeller.backward(),
+            pending: Vec::new(),
+        };
+        let mut record = new_record(game, index, &pos);
         let start_pos = (self.verify == Verify::Undo).then(|| pos.clone());
-        let mut made: Vec<Move> = Vec::with_capacity(game.moves.len());
-        // The built-in search labels a game's positions last to first (see
-        // `Labeller::backward`); the admitted plies wait here till the end.
-        let backward = !pgn_eval && self.labeller.backward();
-        let mut pending: Vec<Pending> = Vec::new();
-        let mut broken = false;
+        let Some(broken) = self.forward(game, &mut pos, &mut walk, &mut record, out) else {
+            return;
+        };
+        if let Some(start) = start_pos.filter(|_| !walk.made.is_empty() && !broken)
+            && !unwinds_to(&pos, &walk.made, &start)
+        {
+            out.stats.rejected += 1;
+            let (kind, why) = (
+                RejectKind::VerifyFailed,
+                "unwinding the game did not restore its start position".to_string(),
+            );
+            out.rejected.push(Rejected::in_game(
+                self.at.0,
+                index,
+                game,
+                0,
+                String::new(),
+                kind,
+                why,
+            ));
+        }
+        if walk.backward && !self.label_backward(&mut pos, &mut walk, out) {
+            return;
+        }
+        self.collect_failures(index, out);
+        record.labels = walk.labels;
+        out.records.push(record);
+    }
+
+    /// Plays a game's moves from `pos`, labelling the positions the filters
+    /// admit (or leaving them pending for [`Worker::label_backward`]), and
+    /// recording the moves; the game's refused move or broken state is
+    /// rejected. Whether the state broke; `None` when cancelled.
+    fn forward(
+        &mut self,
+        game: &ParsedGame,
+        pos: &mut Position,
+        walk: &mut Walk,
+        record: &mut GameRecord,
+        out: &mut ChunkAnnotations,
+    ) -> Option<bool> {
+        let pgn_eval = self.options.label == LabelSource::PgnEval;
+        let index = walk.index;
         for ply in 0..=game.moves.len() {
             if self.cancelled() {
                 out.cancelled = true;
-                return;
+                return None;
             }
-            let (played, refused) = played_move(game, ply, &pos);
-            let eval = pgn_eval
-                .then(|| if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() });
-            let line = match game.variations.get(ply) {
-                Some(sans) if pgn_eval && !sans.is_empty() => variation_moves(&pos, sans),
-                _ => Vec::new(),
-            };
-            if self.admits(&pos, index, ply, true, &mut out.stats) {
-                if backward {
-                    pending.push(Pending { ply, played });
+            let (played, refused) = played_move(game, ply, pos);
+            if self.admits(pos, index, ply, true, &mut out.stats) {
+                if walk.backward {
+                    walk.pending.push(Pending { ply, played });
                 } else {
-                    let ctx =
-                        LabelContext { game: index, ply, start_fen: &start_fen, moves: &made };
-                    if let Some(label) =
-                        self.label(&mut pos, &ctx, eval, &line, played, &mut out.stats)
+                    let eval = pgn_eval.then(|| {
+                        if ply == 0 { None } else { game.evals.get(ply - 1).copied().flatten() }
+                    });
+                    let line = match game.variations.get(ply) {
+                        Some(sans) if pgn_eval && !sans.is_empty() => variation_moves(pos, sans),
+                        _ => Vec::new(),
+                    };
+                    let (start_fen, made) = (&walk.start_fen, &walk.made);
+                    let ctx = LabelContext { game: index, ply, start_fen, moves: made };
+                    if let Some(label) = self.label(pos, &ctx, eval, &line, played, &mut out.stats)
                     {
-                        labels.push(label);
+                        walk.labels.push(label);
                     }
                 }
             }
             let Some(m) = played else {
                 if let Some((san, kind, reason)) = refused {
                     out.stats.rejected += 1;
-                    let ply = ply as u32 + 1;
-                    out.rejected
-                        .push(Rejected::in_game(self.at.0, index, game, ply, san, kind, reason));
+                    let (file, ply) = (self.at.0, ply as u32 + 1);
+                    out.rejected.push(Rejected::in_game(file, index, game, ply, san, kind, reason));
                 }
-                break;
+                return Some(false);
             };
-            let Some(i) = move_index(&pos, m) else {
+            let Some(i) = move_index(pos, m) else {
                 // Unreachable for a legal move; counted, not trusted.
                 out.stats.rejected += 1;
-                break;
+                return Some(false);
             };
             record.moves.push(i);
-            made.push(m);
+            walk.made.push(m);
             pos.do_move(m);
-            if let Err(field) = self.verify.check(&pos, &mut self.keys) {
+            if let Err(field) = self.verify.check(pos, &mut self.keys) {
                 out.stats.rejected += 1;
                 let san = game.token(ply).and_then(Result::ok).map(|s| s.to_string());
                 let (kind, reason) = verify_failure(field);
@@ -620,54 +736,43 @@ impl<L: Labeller> Worker<L> {
                 let san = san.unwrap_or_default();
                 out.rejected.push(Rejected::in_game(file, index, game, ply, san, kind, reason));
                 // The positions after a broken state are not labelled.
-                broken = true;
-                break;
+                return Some(true);
             }
         }
-        if let Some(start) = start_pos.filter(|_| !made.is_empty() && !broken)
-            && !unwinds_to(&pos, &made, &start)
-        {
-            out.stats.rejected += 1;
-            out.rejected.push(Rejected::in_game(
-                self.at.0,
-                index,
-                game,
-                0,
-                String::new(),
-                RejectKind::VerifyFailed,
-                "unwinding the game did not restore its start position".into(),
-            ));
-        }
-        if backward {
-            // Back from the last position: each position's search finds the
-            // table full of the deeper search of the position after it, the
-            // line played from here.
-            let mut at = made.len();
-            for p in pending.iter().rev() {
-                while at > p.ply {
-                    at -= 1;
-                    pos.undo_move(made[at]);
-                }
-                if self.cancelled() {
-                    out.cancelled = true;
-                    return;
-                }
-                let ctx = LabelContext {
-                    game: index,
-                    ply: p.ply,
-                    start_fen: &start_fen,
-                    moves: &made[..at],
-                };
-                if let Some(label) = self.label(&mut pos, &ctx, None, &[], p.played, &mut out.stats)
-                {
-                    labels.push(label);
-                }
+        Some(false)
+    }
+
+    /// Labels the pending positions back from the last: each position's
+    /// search finds the table full of the deeper search of the position
+    /// after it, the line played from there. `false` when cancelled.
+    fn label_backward(
+        &mut self,
+        pos: &mut Position,
+        walk: &mut Walk,
+        out: &mut ChunkAnnotations,
+    ) -> bool {
+        let mut at = walk.made.len();
+        for p in walk.pending.iter().rev() {
+            while at > p.ply {
+                at -= 1;
+                pos.undo_move(walk.made[at]);
             }
-            labels.reverse();
+            if self.cancelled() {
+                out.cancelled = true;
+                return false;
+            }
+            let ctx = LabelContext {
+                game: walk.index,
+                ply: p.ply,
+                start_fen: &walk.start_fen,
+                moves: &walk.made[..at],
+            };
+            if let Some(label) = self.label(pos, &ctx, None, &[], p.played, &mut out.stats) {
+                walk.labels.push(label);
+            }
         }
-        self.collect_failures(index, out);
-        record.labels = labels;
-        out.records.push(record);
+        walk.labels.reverse();
+        true
     }
 
     fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {

@@ -39,9 +39,10 @@ pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 /// and their length limit to the options; version 4 ratings, multi-PV
 /// alternatives, game filters and the relabelling source; version 5 how
 /// each game ended ([`Ending`], a block column) and the settings of a
-/// self-play run ([`SelfPlayOptions`]). Files of every earlier version
-/// still read.
-pub const FORMAT_VERSION: u32 = 5;
+/// self-play run ([`SelfPlayOptions`]); version 6 a byte of flags per
+/// label ([`Label::flags`]: an engine that did not keep to its limit).
+/// Files of every earlier version still read.
+pub const FORMAT_VERSION: u32 = 6;
 
 /// The longest principal variation a label keeps, in plies (as Lichess
 /// stores with its analysis).
@@ -555,7 +556,20 @@ pub struct Label {
     /// The next best moves of a multi-PV search, best first (empty for a
     /// single line).
     pub alternatives: Alternatives,
+    /// What is known of how the label was made ([`LABEL_SHORT_OF_LIMIT`],
+    /// [`LABEL_PAST_LIMIT`]; 0 for a label made as asked).
+    pub flags: u8,
 }
+
+/// [`Label::flags`]: the engine that made the label stopped far short of
+/// the limit it was given (under half its nodes or depth, with no mate
+/// found and more than one legal move): a shallower label than the header
+/// says.
+pub const LABEL_SHORT_OF_LIMIT: u8 = 1;
+/// [`Label::flags`]: the engine that made the label went on past twice its
+/// node (or depth) limit and was stopped: a deeper label than the header
+/// says, and not reproducible.
+pub const LABEL_PAST_LIMIT: u8 = 2;
 
 /// Moves searched at most per position (`--multipv`): the best and up to
 /// `MAX_MULTIPV - 1` alternatives.
@@ -846,7 +860,8 @@ pub enum BlockError {
 ///   into a column of low bytes and a column of high bytes; the best move's
 ///   index (255 for none); the depth; the length of its principal
 ///   variation;
-/// * all labels' variations, move indices one after another.
+/// * all labels' variations, move indices one after another;
+/// * (since version 6) per label, its flags ([`Label::flags`]).
 #[derive(Clone, PartialEq, Eq, Debug, Default, Encode, Decode, serde::Serialize)]
 pub struct Block {
     indices: Vec<u64>,
@@ -867,6 +882,56 @@ pub struct Block {
     alt_moves: Vec<u8>,
     alt_scores: Vec<i16>,
     endings: Vec<u8>,
+    flags: Vec<u8>,
+}
+
+/// A [`Block`] as format version 5 wrote it, without label flags.
+#[derive(Decode)]
+pub struct BlockV5 {
+    indices: Vec<u64>,
+    starts: Vec<[u8; 32]>,
+    results: Vec<u8>,
+    tags: [Vec<String>; 7],
+    move_counts: Vec<u32>,
+    moves: Vec<u8>,
+    labelled: Vec<u8>,
+    score_low: Vec<u8>,
+    score_high: Vec<u8>,
+    bests: Vec<u8>,
+    depths: Vec<u8>,
+    pv_lens: Vec<u8>,
+    pv_moves: Vec<u8>,
+    elos: [Vec<u16>; 2],
+    alt_counts: Vec<u8>,
+    alt_moves: Vec<u8>,
+    alt_scores: Vec<i16>,
+    endings: Vec<u8>,
+}
+
+impl From<BlockV5> for Block {
+    fn from(b: BlockV5) -> Block {
+        Block {
+            flags: vec![0; b.score_low.len()],
+            indices: b.indices,
+            starts: b.starts,
+            results: b.results,
+            tags: b.tags,
+            move_counts: b.move_counts,
+            moves: b.moves,
+            labelled: b.labelled,
+            score_low: b.score_low,
+            score_high: b.score_high,
+            bests: b.bests,
+            depths: b.depths,
+            pv_lens: b.pv_lens,
+            pv_moves: b.pv_moves,
+            elos: b.elos,
+            alt_counts: b.alt_counts,
+            alt_moves: b.alt_moves,
+            alt_scores: b.alt_scores,
+            endings: b.endings,
+        }
+    }
 }
 
 /// A [`Block`] as format version 4 wrote it, without endings.
@@ -894,6 +959,7 @@ pub struct BlockV4 {
 impl From<BlockV4> for Block {
     fn from(b: BlockV4) -> Block {
         Block {
+            flags: vec![0; b.score_low.len()],
             endings: vec![0; b.indices.len()],
             indices: b.indices,
             starts: b.starts,
@@ -937,6 +1003,7 @@ pub struct BlockV3 {
 impl From<BlockV3> for Block {
     fn from(b: BlockV3) -> Block {
         Block {
+            flags: vec![0; b.score_low.len()],
             endings: vec![0; b.indices.len()],
             elos: [vec![0; b.indices.len()], vec![0; b.indices.len()]],
             alt_counts: vec![0; b.score_low.len()],
@@ -978,6 +1045,7 @@ pub struct BlockV2 {
 impl From<BlockV2> for Block {
     fn from(b: BlockV2) -> Block {
         Block {
+            flags: vec![0; b.score_low.len()],
             pv_lens: vec![0; b.score_low.len()],
             pv_moves: Vec::new(),
             endings: vec![0; b.indices.len()],
@@ -1033,6 +1101,7 @@ impl Block {
                 b.pv_lens.push(l.pv.indices().len() as u8);
                 b.pv_moves.extend_from_slice(l.pv.indices());
                 b.alt_counts.push(l.alternatives.len() as u8);
+                b.flags.push(l.flags);
                 for (m, score) in l.alternatives.lines() {
                     b.alt_moves.push(m);
                     b.alt_scores.push(score);
@@ -1061,6 +1130,7 @@ impl Block {
             || self.depths.len() != labels
             || self.pv_lens.len() != labels
             || self.alt_counts.len() != labels
+            || self.flags.len() != labels
             || self.alt_moves.len() != self.alt_scores.len()
         {
             return Err(BlockError::LabelColumns);
@@ -1118,6 +1188,7 @@ impl Block {
                     depth: self.depths[label_at],
                     pv: Pv::new(pv),
                     alternatives: Alternatives::new(&lines),
+                    flags: self.flags[label_at],
                 });
                 label_at += 1;
             }
@@ -1379,7 +1450,7 @@ mod tests {
     #[test]
     fn packing_round_trips() {
         for fen in [
-            crate::STARTPOS,
+            crate::chess::fen::STARTPOS,
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 17 40",
@@ -1411,6 +1482,7 @@ mod tests {
                 depth: 8,
                 pv: Pv::new(&[4, 0, 17]),
                 alternatives: Alternatives::new(&[(0, 20), (17, -5)]),
+                flags: LABEL_SHORT_OF_LIMIT,
             },
             Label {
                 ply: 1,
@@ -1419,6 +1491,7 @@ mod tests {
                 depth: 0,
                 pv: Pv::default(),
                 alternatives: Alternatives::default(),
+                flags: 0,
             },
             Label {
                 ply: 9,
@@ -1427,6 +1500,7 @@ mod tests {
                 depth: 12,
                 pv: Pv::default(),
                 alternatives: Alternatives::default(),
+                flags: LABEL_PAST_LIMIT,
             },
             Label {
                 ply: 20,
@@ -1435,6 +1509,7 @@ mod tests {
                 depth: 8,
                 pv: Pv::default(),
                 alternatives: Alternatives::default(),
+                flags: 0,
             },
         ]);
         let mut b = GameRecord::new(
@@ -1452,6 +1527,7 @@ mod tests {
             depth: 8,
             pv: Pv::new(&[7; MAX_PV]),
             alternatives: Alternatives::default(),
+            flags: 0,
         }]);
         let c = GameRecord::new(
             5,

@@ -71,6 +71,7 @@ pub fn binpack_games(
                 depth: 0,
                 pv: Pv::default(),
                 alternatives: Alternatives::default(),
+                flags: 0,
             });
             record.moves.push(index);
             pos.do_move(m);
@@ -160,6 +161,7 @@ pub fn plain_games(
                     depth: 0,
                     pv: Pv::default(),
                     alternatives: Alternatives::default(),
+                    flags: 0,
                 });
                 record.moves.push(index);
                 after.do_move(m);

@@ -96,6 +96,7 @@ mod tests {
                 depth: 1,
                 pv: Default::default(),
                 alternatives: Default::default(),
+                flags: 0,
             })
             .collect();
         g.set_labels(&labels);

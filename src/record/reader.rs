@@ -14,7 +14,7 @@ use crate::{
         source::{RELEASE_STEP, release_behind, zstd_frame_end},
     },
     record::{
-        format::{Block, BlockV2, BlockV3, BlockV4, GameRecord, Header, MAGIC},
+        format::{Block, BlockV2, BlockV3, BlockV4, BlockV5, GameRecord, Header, MAGIC},
         frame::{Trailer, decode_frame, is_trailer_frame},
     },
 };
@@ -205,8 +205,10 @@ impl KbzReader {
             // Frames behind the position are not read again by this reader.
             release_behind(&self.data, &mut self.released, self.pos);
         }
-        let block = if self.header.version >= 5 {
+        let block = if self.header.version >= 6 {
             decode_frame::<Block>(frame)
+        } else if self.header.version == 5 {
+            decode_frame::<BlockV5>(frame).map(Block::from)
         } else if self.header.version == 4 {
             decode_frame::<BlockV4>(frame).map(Block::from)
         } else if self.header.version == 3 {

@@ -279,6 +279,7 @@ pub fn read_games(
                 depth: 0,
                 pv: Pv::default(),
                 alternatives: Alternatives::default(),
+                flags: 0,
             });
             record.moves.push(index);
             pos.do_move(m);
@@ -314,7 +315,7 @@ mod tests {
     #[test]
     fn boards_round_trip() {
         for fen in [
-            crate::STARTPOS,
+            crate::chess::fen::STARTPOS,
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
             "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 b - - 13 40",

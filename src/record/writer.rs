@@ -49,6 +49,9 @@ impl KbzWriter {
         let file = options.open(path).map_err(|e| {
             if e.kind() == io::ErrorKind::AlreadyExists {
                 io::Error::new(e.kind(), "exists")
+            } else if let Some(folder) = crate::io::missing_folder(path) {
+                let e = crate::io::no_folder_error(&folder);
+                io::Error::new(e.kind(), format!("cannot create: {e}"))
             } else {
                 io::Error::new(e.kind(), format!("cannot create: {e}"))
             }
@@ -386,6 +389,7 @@ mod tests {
                 depth: 1,
                 pv: Default::default(),
                 alternatives: Default::default(),
+                flags: 0,
             })
             .collect();
         g.set_labels(&labels);

@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::{
+    chess::position::Position,
     io::epd::EpdLine,
     search::{Limits, Searcher},
 };
@@ -59,7 +60,7 @@ pub fn run(
     let mut nodes = 0;
     let fens = positions();
     for (i, fen) in fens.iter().enumerate() {
-        let Ok(mut pos) = crate::Position::from_fen(fen) else { continue };
+        let Ok(mut pos) = Position::from_fen(fen) else { continue };
         searcher.new_game();
         let result = searcher.search(&mut pos, &Limits::depth(depth), |_| {});
         nodes += result.nodes;

@@ -36,19 +36,44 @@ impl Compression {
     }
 }
 
+/// Lines of text [`sniff_format`] weighs.
+const SNIFF_LINES: usize = 64;
+
 /// Guesses the text format from the first bytes of the decompressed text:
-/// a first line shaped like a FEN board means EPD, anything else PGN.
+/// of its first [`SNIFF_LINES`] lines (blank lines and `#` comments left
+/// out), those shaped like a FEN board vote EPD, tag pairs and movetext
+/// that opens with a move number vote PGN, and the rest (a line of
+/// garbage) do not vote. EPD wins a majority; a tie or no vote at all is
+/// PGN. One bad line, first or not, does not change the kind of a file.
 pub fn sniff_format(text: &[u8]) -> Format {
     let text = text.strip_prefix(b"\xef\xbb\xbf").unwrap_or(text);
-    let first = text
+    let (mut epd, mut pgn) = (0usize, 0usize);
+    let lines = text
         .split(|&b| b == b'\n')
         .map(|l| l.trim_ascii())
-        .find(|l| !l.is_empty() && !l.starts_with(b"#"))
-        .unwrap_or(b"");
-    let board = first.split(|b| b.is_ascii_whitespace()).next().unwrap_or(b"");
-    let looks_like_fen = board.iter().filter(|&&b| b == b'/').count() == 7
-        && board.iter().all(|&b| b == b'/' || b.is_ascii_digit() || b"pnbrqkPNBRQK".contains(&b));
-    if looks_like_fen { Format::Epd } else { Format::Pgn }
+        .filter(|l| !l.is_empty() && !l.starts_with(b"#"))
+        .take(SNIFF_LINES);
+    for line in lines {
+        if looks_like_fen(line) {
+            epd += 1;
+        } else if line.starts_with(b"[") || starts_with_move_number(line) {
+            pgn += 1;
+        }
+    }
+    if epd > pgn { Format::Epd } else { Format::Pgn }
+}
+
+/// Whether a line opens with a FEN board: eight ranks of pieces and digits.
+fn looks_like_fen(line: &[u8]) -> bool {
+    let board = line.split(|b| b.is_ascii_whitespace()).next().unwrap_or(b"");
+    board.iter().filter(|&&b| b == b'/').count() == 7
+        && board.iter().all(|&b| b == b'/' || b.is_ascii_digit() || b"pnbrqkPNBRQK".contains(&b))
+}
+
+/// Whether a line opens with a move number (`1.`, `12...`).
+fn starts_with_move_number(line: &[u8]) -> bool {
+    let digits = line.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && line.get(digits) == Some(&b'.')
 }
 
 /// Why the start of an input is not PGN or EPD text, if it is not: an
@@ -134,5 +159,16 @@ mod tests {
         assert_eq!(sniff_format(b"[Event \"x\"]\n1. e4 *\n"), Format::Pgn);
         assert_eq!(sniff_format(b"\n8/8/8/8/8/8/8/K6k w - - bm Kb2;\n"), Format::Epd);
         assert_eq!(sniff_format(b"1. e4 e5 *"), Format::Pgn);
+        // One bad line, first or later, does not make a book of positions
+        // PGN, nor a PGN file EPD.
+        let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n";
+        assert_eq!(sniff_format(format!("garbage\n{}", fen.repeat(3)).as_bytes()), Format::Epd);
+        assert_eq!(sniff_format(format!("{fen}garbage\n{fen}").as_bytes()), Format::Epd);
+        assert_eq!(
+            sniff_format(format!("{fen}[Event \"x\"]\n\n1. e4 e5 *\n").as_bytes()),
+            Format::Pgn
+        );
+        assert_eq!(sniff_format(b"garbage\nmore garbage\n"), Format::Pgn);
+        assert_eq!(sniff_format(b""), Format::Pgn);
     }
 }

@@ -5,7 +5,7 @@
 //! the same whichever worker plays it and whenever.
 
 use crate::{
-    chess::{chess960, mv::Move, position::Position},
+    chess::{chess960, mv::Move, position::Position, types::Color},
     hash::{GOLDEN, mix64, splitmix64},
     job::selfplay::book::Book,
     label::{LabelContext, Labelled, Labeller},
@@ -167,7 +167,7 @@ pub struct Game<'a> {
 pub fn board_ending(pos: &Position) -> Option<(Ending, u8)> {
     if !pos.has_legal_moves() {
         return Some(if pos.in_check() {
-            (Ending::Checkmate, if pos.side_to_move() == crate::Color::White { 0 } else { 2 })
+            (Ending::Checkmate, if pos.side_to_move() == Color::White { 0 } else { 2 })
         } else {
             (Ending::Stalemate, 1)
         });
@@ -231,6 +231,7 @@ fn make_label(pos: &Position, ply: usize, found: &Labelled) -> Label {
         depth: found.depth,
         pv: Pv::default(),
         alternatives: Alternatives::default(),
+        flags: found.limit.flag(),
     }
 }
 
@@ -343,8 +344,7 @@ impl Game<'_> {
                 return Some(Played::Failed { ply });
             };
             nodes += found.nodes;
-            let white =
-                if pos.side_to_move() == crate::Color::White { found.score } else { -found.score };
+            let white = if pos.side_to_move() == Color::White { found.score } else { -found.score };
             if ply == opening.len()
                 && self.rules.opening_score > 0
                 && white.unsigned_abs() > self.rules.opening_score

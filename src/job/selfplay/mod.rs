@@ -26,17 +26,17 @@ use std::{
     time::Instant,
 };
 
-pub use book::{Book, BookError};
+pub use book::{BOOK_SKIPS_KEPT, Book, BookError, BookSkip};
 pub use game::{GameRng, OPENING_TRIES, Openings, Played, Rules, board_ending};
 
 use crate::{
-    job::annotate::{LabelWith, OutputMode, input_infos},
+    job::common::{LabelWith, OutputMode, input_infos},
     label::{Cause, Labeller, LabellerPool, engine::EngineError, search::SearchLabeller},
     nnue::Net,
     record::{
         format::{
-            BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, LabelSource,
-            MAGIC, Options, SelfPlayOptions,
+            BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header,
+            LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, LabelSource, MAGIC, Options, SelfPlayOptions,
         },
         reader::RecordError,
         writer::{BlockLimits, BlockWriter, KbzWriter},
@@ -172,6 +172,13 @@ pub struct SelfPlayStats {
     pub no_opening: u64,
     /// Games left out: the player could not search a position.
     pub failed: u64,
+    /// Labels of an engine that stopped far short of its limit (flagged in
+    /// the file).
+    pub short_of_limit: u64,
+    /// Labels of an engine stopped past twice its limit (flagged).
+    pub past_limit: u64,
+    /// The first of those labels: game, ply and the depth reported.
+    pub first_off_limit: Option<String>,
 }
 
 impl SelfPlayStats {
@@ -184,6 +191,29 @@ impl SelfPlayStats {
             _ => self.draws += 1,
         }
         *self.endings.entry(game.ending.name().to_string()).or_default() += 1;
+        for l in &game.labels {
+            if l.flags & LABEL_SHORT_OF_LIMIT != 0 {
+                self.short_of_limit += 1;
+            }
+            if l.flags & LABEL_PAST_LIMIT != 0 {
+                self.past_limit += 1;
+            }
+            if l.flags & (LABEL_SHORT_OF_LIMIT | LABEL_PAST_LIMIT) != 0
+                && self.first_off_limit.is_none()
+            {
+                let what = if l.flags & LABEL_SHORT_OF_LIMIT != 0 {
+                    "stopped far short of"
+                } else {
+                    "went past twice"
+                };
+                self.first_off_limit = Some(format!(
+                    "game {}, ply {}: the engine {what} its limit (it reported depth {})",
+                    game.index + 1,
+                    l.ply,
+                    l.depth
+                ));
+            }
+        }
     }
 }
 
@@ -289,6 +319,15 @@ impl SelfPlay {
     /// The header the output gets.
     pub fn header(&self) -> &Header {
         &self.header
+    }
+
+    /// The opening book, when the games start from one (what it skipped:
+    /// [`Book::skips`]).
+    pub fn book(&self) -> Option<&Book> {
+        match &self.openings {
+            Openings::Book(b) => Some(b),
+            _ => None,
+        }
     }
 
     /// Plays the games. Setting `interrupt` stops the run between two

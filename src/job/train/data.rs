@@ -184,7 +184,7 @@ pub fn ingest(
     seed: u64,
     mut progress: impl FnMut(&IngestCounts),
 ) -> Result<IngestCounts, TrainError> {
-    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    crate::io::make_output_folder(dir).map_err(|e| io_error(dir, e))?;
     let mut files = Vec::with_capacity(buckets);
     for b in 0..buckets {
         let p = bucket_path(dir, b);

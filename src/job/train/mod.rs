@@ -165,8 +165,9 @@ pub struct LossPoint {
     pub superbatch: u32,
     /// Mean training loss over the superbatch.
     pub train: f64,
-    /// Validation loss after it.
-    pub validation: f64,
+    /// Validation loss after it; `None` when the run has no validation set
+    /// (no game fell in the validation share).
+    pub validation: Option<f64>,
     /// Seconds of training so far (this run and the runs it resumed).
     pub seconds: f64,
 }
@@ -363,6 +364,14 @@ impl Train {
         let s = &self.settings;
         s.check()?;
         let cache = &s.cache;
+        // The net's folder must exist; the cache folder belongs to the run
+        // and is made (its parent must exist too).
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| TrainError::Io { path, source }
+        };
+        crate::io::check_output_folder(&s.output).map_err(io(&s.output))?;
+        crate::io::make_output_folder(cache).map_err(io(cache))?;
         let inputs = input_list(&s.inputs)?;
         let checkpoint = if self.resume && Checkpoint::path(cache).exists() {
             let c = Checkpoint::read(cache)?;
@@ -476,7 +485,7 @@ impl Train {
             history.push(LossPoint {
                 superbatch: done,
                 train: loss_sum / seen as f64,
-                validation: model.loss(&validation, s.wdl),
+                validation: (!validation.is_empty()).then(|| model.loss(&validation, s.wdl)),
                 seconds: seconds_before + started.elapsed().as_secs_f64(),
             });
             let net = model.quantise(&description(s, done, &counts));
@@ -517,7 +526,7 @@ impl Train {
 fn description(s: &TrainSettings, done: u32, counts: &IngestCounts) -> String {
     format!(
         "kibitz train {}: {} superbatches of {} x {} positions from {} training positions \
-         ({} games), wdl {}, lr {} -> {}, seed {}, {} threads",
+         ({} games), wdl {}, lr {} -> {}, seed {}, {} thread{}",
         env!("CARGO_PKG_VERSION"),
         done,
         s.batches,
@@ -528,7 +537,8 @@ fn description(s: &TrainSettings, done: u32, counts: &IngestCounts) -> String {
         s.lr,
         s.lr_final,
         s.seed,
-        s.threads
+        s.threads,
+        if s.threads == 1 { "" } else { "s" }
     )
 }
 
