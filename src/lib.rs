@@ -3,25 +3,33 @@
 //! kibitz streams game databases (PGN) and position sets (EPD), replays
 //! every game with an incremental bitboard [`Position::do_move`], verifies
 //! Zobrist keys (Polyglot standard), labels positions with a fixed-depth
-//! search (a hand-written evaluation, or Stockfish 15.1's NNUE), and writes
+//! search (kibitz's own net built into the binary, Stockfish 15.1's net,
+//! the hand-written evaluation, or any UCI engine), plays games against
+//! itself for training data, trains small nets on the CPU, and writes
 //! compact, checksummed `.kbz` record files that trainers and databases
 //! read. The `kibitz` command is a thin layer over this library.
 //!
 //! # The data flow
 //!
 //! ```text
-//!  inputs (PGN/EPD; plain, zstd, gzip; memory-mapped)
-//!    │ source: detect, decompress, cut into chunks at game boundaries
+//!  inputs (PGN/EPD; plain, zstd, gzip; memory-mapped)   book (EPD/PGN)
+//!    │ source: detect, decompress, cut into chunks        │
+//!    ▼        at game boundaries                          ▼
+//!  runner ── reader thread ──chunks──► workers      SelfPlay: openings,
+//!    │          ▲                        │          random plies, both
+//!    │          └── permits (bounded) ───┤          sides a Labeller,
+//!    ▼ each worker: GameReader parses,   │          adjudication
+//!    │ Position replays (do_move, keys   │                │
+//!    │ verified), a Labeller labels      │                │
+//!    ▼ (the search with a net, an engine)▼                ▼
+//!  BlockWriter: blocks of games in input order, columns zstd-compressed,
+//!    │ checksummed ─► .kbz (Relabel, Dedup and Merge write through it too)
 //!    ▼
-//!  runner ── reader thread ──chunks──► workers ──results──► caller, in input order
-//!    │          ▲                                       │
-//!    │          └─────── permits (bounded memory) ──────┘
-//!    ▼ each worker: GameReader parses, Position replays (do_move, keys
-//!    │ verified), a Labeller (the search, a net, an engine) labels
+//!  records ─► Export (annotated PGN, Stockfish plain and binpack, EPD,
+//!    │        JSON lines, bullet, viriformat) · analysis ─► report · stats
 //!    ▼
-//!  BlockWriter: blocks of games, columns zstd-compressed, checksummed ─► .kbz
-//!    │
-//!    ▼ Export: annotated PGN, Stockfish plain and binpack, EPD, JSON, bullet
+//!  train: a small NNUE on the CPU ─► net file ─► nnue::Network, the
+//!         search's evaluation (kibitz's own net is built in)
 //! ```
 //!
 //! The crate root holds what a program needs; the layout of the files
@@ -31,14 +39,18 @@
 //!   [`Move`], [`San`], [`Setup`] (FEN), [`perft`], [`zobrist`];
 //! * reading: [`GameReader`] (PGN), [`EpdLine`], [`read_input`] (files,
 //!   zstd, gzip, standard input, cut into chunks of whole games);
-//! * labelling: [`Searcher`], [`nnue::Network`], [`Labeller`] with
-//!   [`SearchLabeller`] and [`EngineLabeller`] (any UCI engine);
+//! * evaluating and labelling: [`nnue`] (Stockfish 15.1's nets and kibitz's
+//!   own), [`evaluate`] (the hand-written evaluation), [`Searcher`],
+//!   [`Labeller`] with [`SearchLabeller`] and [`EngineLabeller`] (any UCI
+//!   engine, held to its limit: [`LimitKept`]);
 //! * records: [`KbzReader`], [`KbzWriter`] and the one [`BlockWriter`],
-//!   [`GameRecord`] walked with [`walk`];
+//!   [`GameRecord`] walked with [`walk`]; other programs' training data
+//!   read by [`for_each_game`];
 //! * the jobs, each built from its settings and run with a sink that
 //!   hears its progress: [`Annotation`], [`Replay`], [`Relabel`],
-//!   [`Dedup`], [`Merge`], [`Export`], [`data_stats`], [`report_files`],
-//!   [`inspect`];
+//!   [`Dedup`], [`Merge`], [`Export`], [`SelfPlay`], [`train::Train`],
+//!   [`data_stats`], [`report_files`], [`inspect`]; their common words
+//!   ([`LabelWith`], [`OutputMode`]);
 //! * [`analysis`]: Lichess's formulas (judgments, accuracy, phases).
 //!
 //! # Using the library
@@ -66,7 +78,8 @@
 //! }
 //! assert_eq!(pos.fen(), "r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4");
 //!
-//! // Search it to depth 4 with the hand-written evaluation.
+//! // Search it to depth 4 (a searcher made without a net evaluates with
+//! // the hand-written evaluation).
 //! let mut searcher = Searcher::try_new(16)?;
 //! let result = searcher.search(&mut pos, &Limits::depth(4), |_| {});
 //! assert!(result.best.is_some());

@@ -256,6 +256,113 @@ fn an_option_the_engine_lacks_is_refused() {
 /// positions, scores and best moves, and the same bytes for 1 and 2
 /// threads. Needs /usr/games/stockfish, python3 with python-chess, and
 /// ../shared/data.
+/// An engine held to its limit: one that stops far short of `go nodes`
+/// (the fake engine searching to depth 1, as Ethereal 12 does) and one
+/// that takes it as an infinite search (as Toga II does) have every label
+/// flagged and counted, with one warning; the endless one is stopped
+/// within the one-second timeout, not timed out; `--strict-limits` refuses
+/// the first such label (exit 2); an engine that keeps to its limit gets
+/// no flag and no warning.
+#[test]
+fn an_engine_off_its_limit_is_flagged_counted_and_refused_when_strict() {
+    let dir = TempDir::new("engine-limits");
+    let nodes = ["--nodes", "5000", "--max-games", "2"];
+    for (plan, field) in [("all:short", "short_of_limit"), ("all:endless", "past_limit")] {
+        let out = dir.path(&format!("{field}.kbz"));
+        let start = std::time::Instant::now();
+        let (code, summary, err) = annotate_fake(&dir, &out, plan, &nodes);
+        assert_eq!(code, 0, "{plan}: {err}");
+        let labelled = summary["labelled"].as_u64().unwrap();
+        assert!(labelled > 20, "{plan}: {summary}");
+        // A mate found or a single legal move is not off the limit.
+        let flagged = summary[field].as_u64().unwrap();
+        assert!(flagged + 3 >= labelled && flagged > 0, "{plan}: {flagged} of {labelled}");
+        assert_eq!(summary["failed"], 0, "{plan}: the endless search is stopped, not timed out");
+        assert_eq!(err.matches("warning:").count(), 1, "{plan}: {err}");
+        assert!(err.contains("does not keep to `go nodes 5000`"), "{err}");
+        assert!(err.contains("label with --depth"), "{err}");
+        assert!(start.elapsed().as_secs() < 60, "{plan}: {:?}", start.elapsed());
+        // The file says so: inspect counts them, the JSON lines mark them.
+        let (_, inspect, _) = crate::util::kibitz(&["inspect", s(&out)]);
+        let (short, past) = if field == "short_of_limit" { (flagged, 0) } else { (0, flagged) };
+        let line = format!(
+            "limits    {short} label{} where the engine stopped far short of its limit, {past} \
+             where it went past twice it (flagged)",
+            if short == 1 { "" } else { "s" }
+        );
+        assert!(inspect.contains(&line), "{inspect}");
+        let (_, jsonl, _) = crate::util::kibitz(&["export", s(&out), "--format", "jsonl"]);
+        let word = if field == "short_of_limit" { "short" } else { "past" };
+        let marked = jsonl.matches(&format!("\"limit\":\"{word}\"")).count() as u64;
+        assert_eq!(marked, flagged, "{plan}");
+    }
+    // Refused when strict: the run stops at the first, exit 2.
+    let out = dir.path("strict.kbz");
+    let strict = [&nodes[..], &["--strict-limits"]].concat();
+    let (code, _, err) = annotate_fake(&dir, &out, "all:short", &strict);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("refused by --strict-limits"), "{err}");
+    // The fake engine passing every command through is kibitz's own UCI,
+    // which keeps to its limit.
+    let out = dir.path("kept.kbz");
+    let (code, summary, err) = annotate_fake(&dir, &out, "", &nodes);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!((&summary["short_of_limit"], &summary["past_limit"]), (&0.into(), &0.into()));
+    assert!(!err.contains("warning:"), "{err}");
+}
+
+/// Debian's Ethereal 12 and Toga II as labellers, against their own way
+/// with `go nodes` (Ethereal searches depth 1; Toga II searches on until
+/// stopped), and Stockfish, which keeps to it.
+#[cfg(feature = "engines")]
+mod debian_engines {
+    use super::*;
+
+    fn annotate(dir: &TempDir, engine: &str, extra: &[&str]) -> (i32, Value, String) {
+        let out = dir.path(&format!("{}.kbz", engine.rsplit('/').next().unwrap()));
+        let sample = sample();
+        let mut args = vec!["annotate", "--quiet", "--json", "--force", s(&sample)];
+        args.extend(["--engine", engine, "--max-games", "3", "-o", s(&out)]);
+        args.extend(extra);
+        let (code, out, err) = crate::util::kibitz(&args);
+        let summary = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}{err}"));
+        (code, summary, err)
+    }
+
+    #[test]
+    fn ethereal_toga_and_stockfish_are_held_to_their_limits() {
+        let dir = TempDir::new("engine-debian");
+        let nodes = ["--nodes", "5000"];
+        for (engine, field) in
+            [("/usr/games/ethereal-chess", "short_of_limit"), ("/usr/games/toga2", "past_limit")]
+        {
+            let start = std::time::Instant::now();
+            let (code, summary, err) = annotate(&dir, engine, &nodes);
+            assert_eq!(code, 0, "{engine}: {err}");
+            let (labelled, flagged) =
+                (summary["labelled"].as_u64().unwrap(), summary[field].as_u64().unwrap());
+            println!("{engine}: {flagged} of {labelled} labels {field}; {}", err.trim());
+            assert!(labelled > 20 && flagged * 10 >= labelled * 8, "{engine}: {summary}");
+            assert!(err.contains("does not keep to `go nodes 5000`"), "{err}");
+            assert!(start.elapsed().as_secs() < 60, "{engine}: {:?}", start.elapsed());
+            let strict = [&nodes[..], &["--strict-limits"]].concat();
+            let (code, _, err) = annotate(&dir, engine, &strict);
+            assert_eq!(code, 2, "{engine}: {err}");
+            assert!(err.contains("refused by --strict-limits"), "{err}");
+            // With a depth both keep to the limit.
+            let (code, summary, err) = annotate(&dir, engine, &["--depth", "6"]);
+            assert_eq!(code, 0, "{engine}: {err}");
+            assert_eq!(summary["short_of_limit"].as_u64().unwrap(), 0, "{engine}");
+            assert_eq!(summary["past_limit"].as_u64().unwrap(), 0, "{engine}");
+        }
+        let (code, summary, err) = annotate(&dir, "/usr/games/stockfish", &nodes);
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(summary["short_of_limit"].as_u64().unwrap(), 0, "{summary}");
+        assert_eq!(summary["past_limit"].as_u64().unwrap(), 0, "{summary}");
+        assert!(!err.contains("warning:"), "{err}");
+    }
+}
+
 #[cfg(feature = "stockfish")]
 mod stockfish {
     use std::{collections::BTreeMap, process::Command};

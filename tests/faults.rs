@@ -888,3 +888,67 @@ fn a_killed_dedup_leaves_no_output_and_runs_again() {
     assert_eq!(code, 0, "{err}");
     assert!(std::fs::read(&out).unwrap() == std::fs::read(&again).unwrap());
 }
+
+/// One rule for outputs in every command: a file whose folder is missing
+/// is an error that names the folder, and nothing is made (a typo in a path
+/// leaves no stray tree of folders); a folder the user names (`stats
+/// --plots`) or one that belongs to an output (train's cache beside its
+/// net) is made, but never its missing parent.
+#[test]
+fn missing_folders_are_named_and_never_made() {
+    let dir = TempDir::new("missing-folders");
+    let kbz = dir.path("s.kbz");
+    let sample = sample();
+    let (code, _, err) = run(
+        &["annotate", s(&sample), "-o", s(&kbz), "--depth", "1", "--max-games", "3", "-q"],
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{err}");
+    let gone = dir.path("no/such");
+    let file = |name: &str| gone.join(name).to_str().unwrap().to_string();
+    let (out_kbz, out_txt, out_net) = (file("x.kbz"), file("x.txt"), file("x.nnue"));
+    let (plots, cache) = (file("plots"), file("cache"));
+    let (page, net) = (dir.path("r.html"), dir.path("n.nnue"));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["annotate", s(&sample), "-o", &out_kbz, "--depth", "1"],
+        vec![
+            "annotate",
+            s(&sample),
+            "-o",
+            s(&kbz),
+            "--force",
+            "--depth",
+            "1",
+            "--errors",
+            &out_txt,
+        ],
+        vec!["selfplay", "-o", &out_kbz, "--games", "1", "--depth", "1"],
+        vec!["export", s(&kbz), "--format", "plain", "-o", &out_txt],
+        vec!["report", s(&kbz), "-o", &out_txt],
+        vec!["report", s(&kbz), "-o", s(&page), "--json", &out_txt],
+        vec!["replay", s(&sample), "--keys", &out_txt],
+        vec!["replay", s(&sample), "--errors", &out_txt],
+        vec!["dedup", s(&kbz), "-o", &out_kbz],
+        vec!["merge", s(&kbz), "-o", &out_kbz],
+        vec!["train", s(&kbz), "-o", &out_net, "--superbatches", "1", "--batches", "1"],
+        vec!["train", s(&kbz), "-o", s(&net), "--cache", &cache],
+        vec!["stats", s(&kbz), "--plots", &plots],
+    ];
+    for args in &cases {
+        let (code, _, err) = run(args, Duration::from_secs(60));
+        assert_ne!(code, 0, "{args:?}");
+        assert!(err.contains(&format!("{}", dir.path("no").display())), "{args:?}: {err}");
+        assert!(err.contains("does not exist"), "{args:?}: {err}");
+        assert!(!dir.path("no").exists(), "{args:?} made a folder");
+    }
+    // A folder named for outputs is made, and train's cache beside its net.
+    let plots = dir.path("plots");
+    let (code, _, err) = run(&["stats", s(&kbz), "--plots", s(&plots)], Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert!(plots.join("score.png").exists() && plots.join("score.svg").exists());
+    let args = ["train", s(&kbz), "-o", s(&net), "--superbatches", "1", "--batches", "1", "-q"];
+    let (code, _, err) =
+        run(&[&args[..], &["--batch-size", "256"]].concat(), Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert!(net.exists() && dir.path("n.nnue.train").is_dir());
+}

@@ -157,6 +157,50 @@ fn a_crashing_engine_does_not_stop_the_run() {
     }
 }
 
+/// A book's lines that give no position are reported (file, line or game,
+/// byte offset, the text), skipped and counted, wherever they stand, in an
+/// EPD book and a PGN one; the run goes on from the good ones; a book with
+/// no usable line at all is an error.
+#[test]
+fn a_book_s_bad_lines_are_skipped_and_counted() {
+    let dir = TempDir::new("selfplay-book");
+    let good = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n";
+    let other = "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n";
+    let short_rank = "rnbqkbnr/ppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1\n";
+    let epd = format!("garbage\n{good}{other}{short_rank}{good}");
+    let pgn = "[Event \"a\"]\n\n1. e4 e5 *\n\n[Event \"b\"]\n\n1. e4 e5 2. Nf9 *\n\n\
+               [Event \"c\"]\n[FEN \"8/8/8/8/8/8/8/8 w - - 0 1\"]\n\n1. e4 *\n\n[Event \"d\"]\n\n1. d4 d5 *\n";
+    for (name, text, skipped, positions, first, first_at) in [
+        ("b.epd", epd.as_str(), 2, 3, "b.epd: line 1 at byte 0 (garbage)", "line 4 at byte 126"),
+        ("b.pgn", pgn, 2, 2, "b.pgn: game 2 at byte 25, ply 3 (Nf9)", "game 3 at byte 57, ply 0"),
+    ] {
+        let book = dir.path(name);
+        std::fs::write(&book, text).unwrap();
+        let out = dir.path(&format!("{name}.kbz"));
+        let args = ["selfplay", "-o", s(&out), "--quiet", "--games", "4", "--depth", "2"];
+        let (code, text, err) = kibitz(&[&args[..], &["--book", s(&book)]].concat());
+        assert_eq!(code, 0, "{name}: {err}{text}");
+        assert_eq!(err.matches(": skipped").count(), skipped, "{name}: {err}");
+        assert!(err.contains(first), "{name}: {err}");
+        assert!(err.contains(first_at), "{name}: {err}");
+        let unit = if name.ends_with("epd") { "line" } else { "game" };
+        let line = format!("{name}: {positions} positions, {skipped} {unit}s skipped");
+        assert!(text.contains(&line), "{name}: {text}");
+        let (header, games) = read_all(&out).unwrap();
+        assert_eq!(games.len(), 4);
+        assert_eq!(header.options.selfplay.unwrap().book_positions, positions);
+    }
+    // Nothing usable: an error that says what was skipped.
+    let book = dir.path("none.epd");
+    std::fs::write(&book, format!("{short_rank}{short_rank}")).unwrap();
+    let out = dir.path("none.kbz");
+    let (code, _, err) =
+        kibitz(&["selfplay", "-o", s(&out), "--games", "2", "--depth", "2", "--book", s(&book)]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no position in the book (2 lines skipped, the first: "), "{err}");
+    assert!(!out.exists());
+}
+
 /// The viriformat export, read by the `viriformat` crate itself: every
 /// game's start, moves, scores (White's view) and result as kibitz has
 /// them; and read back by kibitz, the same positions and scores.

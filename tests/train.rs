@@ -160,3 +160,42 @@ fn bad_training_input_is_a_named_error() {
     assert_eq!(code, 1);
     assert!(err.contains("--hidden 30"), "{err}");
 }
+
+/// A run with no validation set (no game in the validation share) says so
+/// in its log and summary, keeps no validation loss (JSON `null`, where a
+/// zero would read as a perfect fit), and draws the loss plot (PNG and
+/// SVG, with the font built into kibitz) without a validation line.
+#[test]
+fn no_validation_set_is_said_not_scored_zero() {
+    let dir = TempDir::new("train-no-validation");
+    let data = data(&dir);
+    let net = dir.path("n.nnue");
+    let (code, out, err) =
+        train(&data, &net, &["--superbatches", "2", "--batches", "2", "--validation", "0"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("no validation (no game fell in the validation share"), "{out}");
+    assert!(out.contains("trained  2 superbatches") && out.contains("(1 thread)"), "{out}");
+    let svg = std::fs::read_to_string(dir.path("n.nnue.loss.svg")).unwrap();
+    assert!(svg.contains("training") && !svg.contains("validation"), "{svg}");
+    assert!(std::fs::read(dir.path("n.nnue.loss.png")).unwrap().starts_with(b"\x89PNG"));
+    let json = dir.path("j.nnue");
+    let (code, out, err) = train(
+        &data,
+        &json,
+        &["--superbatches", "1", "--batches", "2", "--validation", "0", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["history"][0]["validation"].is_null(), "{v}");
+    // With a validation set the loss is a number, and the plot has its line.
+    let (code, out, err) = train(
+        &data,
+        &dir.path("v.nnue"),
+        &["--superbatches", "1", "--batches", "2", "--validation", "500", "--json"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(v["history"][0]["validation"].as_f64().is_some_and(|l| l > 0.0), "{v}");
+    let svg = std::fs::read_to_string(dir.path("v.nnue.loss.svg")).unwrap();
+    assert!(svg.contains("validation"), "the legend names the validation line");
+}

@@ -16,7 +16,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
 
 use crate::cli::{
-    common::{RejectReport, default_threads, input_bytes, progress_bar},
+    common::{RejectReport, count, default_threads, input_bytes, progress_bar},
     replay::FormatArg,
 };
 use kibitz::{
@@ -123,7 +123,9 @@ pub enum PresetArg {
 /// Arguments of `kibitz annotate`.
 #[derive(Args, Debug)]
 pub struct AnnotateArgs {
-    /// Input files: PGN or EPD, plain, zstd or gzip; `-` reads standard input.
+    /// Games (PGN) or positions (EPD), plain, zstd or gzip; `-` reads
+    /// standard input. Labelled files (.kbz, Stockfish binpack or plain,
+    /// viriformat) are relabelled instead: the same positions, new labels.
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// The output file (`.kbz`).
@@ -137,7 +139,7 @@ pub struct AnnotateArgs {
     #[arg(long)]
     resume: bool,
     /// Worker threads (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, short = 'j', value_name = "N")]
     threads: Option<usize>,
     /// Where labels come from.
     #[arg(long, value_enum, default_value_t = LabelArg::Search)]
@@ -146,15 +148,15 @@ pub struct AnnotateArgs {
     #[arg(long, short = 'd', default_value_t = 8)]
     depth: u32,
     /// Search this many nodes per position instead of a depth.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     nodes: Option<u64>,
     /// Transposition table per thread, in MiB.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_name = "MIB", default_value_t = 16)]
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
-    /// AnnotateSettings for a purpose; `analysis`: every position, with its
-    /// principal variation (as `--skip-plies 0 --skip-check false
+    /// The selection for a purpose: `analysis` labels every position, with
+    /// its principal variation (as `--skip-plies 0 --skip-check false
     /// --skip-captures false --pv 12`).
     #[arg(long, value_enum, conflicts_with_all = ["skip_plies", "skip_check", "skip_captures", "sample", "dedup"])]
     preset: Option<PresetArg>,
@@ -164,7 +166,7 @@ pub struct AnnotateArgs {
     pv: Option<u32>,
     /// Search this many best moves per position (1 to 5), each kept with
     /// its score (the built-in search, or the engine's MultiPV).
-    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=5))]
     multipv: u32,
     /// What to check after every move of the games read, as `replay
     /// --verify` does (a game that fails is annotated up to that move and
@@ -172,7 +174,7 @@ pub struct AnnotateArgs {
     #[arg(long, value_enum, default_value_t = super::replay::VerifyArg::None)]
     verify: super::replay::VerifyArg,
     /// Plies skipped at the start of each game.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, value_name = "PLIES", default_value_t = 8)]
     skip_plies: u32,
     /// Skip positions in check.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
@@ -180,8 +182,8 @@ pub struct AnnotateArgs {
     /// Skip positions whose best move is a capture (the played move when not searching).
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
     skip_captures: bool,
-    /// Keep this fraction of positions (0 to 1), chosen by --seed.
-    #[arg(long, default_value_t = 1.0)]
+    /// Keep this share of positions (0 to 1), chosen by --seed.
+    #[arg(long, value_name = "SHARE", default_value_t = 1.0)]
     sample: f64,
     /// Seed of --sample.
     #[arg(long, default_value_t = 0)]
@@ -190,20 +192,21 @@ pub struct AnnotateArgs {
     /// repetition state, as `kibitz dedup`): `first` (the default) drops
     /// the later ones during the run; `last` and `deepest` keep that label
     /// of each position once the run is done.
-    #[arg(long, value_enum, num_args = 0..=1, default_missing_value = "first")]
+    #[arg(long, value_enum, value_name = "KEEP", num_args = 0..=1, default_missing_value = "first")]
     dedup: Option<super::dedup::KeepArg>,
-    /// Memory for the positions seen by --dedup last|deepest.
-    #[arg(long, default_value = "1G", value_parser = super::dedup::parse_size)]
+    /// Memory for the positions seen by --dedup last|deepest (K, M or G
+    /// bytes).
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = super::dedup::parse_size)]
     dedup_memory: usize,
     /// Write one JSON line per rejected game to FILE (the first few are
     /// described on standard error either way).
     #[arg(long, value_name = "FILE")]
     errors: Option<PathBuf>,
     /// Read at most this many games.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     max_games: Option<u64>,
     /// Write at most this many labelled positions.
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     max_positions: Option<u64>,
     /// Read at most this many bytes of text from each input (whole games
     /// only): a bound for endless inputs such as a device or a pipe.
@@ -225,7 +228,7 @@ pub struct AnnotateArgs {
     #[arg(long = "engine-option", value_name = "NAME=VALUE")]
     engine_options: Vec<String>,
     /// Seconds an engine may take for one position before it is restarted.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     engine_timeout: f64,
     /// Refuse the labels of an engine that does not keep to its limit
     /// (stopped far short of it, or past twice its nodes): the run stops at
@@ -235,10 +238,10 @@ pub struct AnnotateArgs {
     /// Close a block after this many games (recorded in the header). A
     /// block is the unit a kill can lose: with a slow labeller, smaller
     /// blocks lose less, at some cost in size.
-    #[arg(long, default_value_t = BLOCK_GAMES)]
+    #[arg(long, value_name = "N", default_value_t = BLOCK_GAMES)]
     block_games: u32,
     /// Close a block after this many labels (recorded in the header).
-    #[arg(long, default_value_t = BLOCK_LABELS)]
+    #[arg(long, value_name = "N", default_value_t = BLOCK_LABELS)]
     block_labels: u32,
     /// No progress bar.
     #[arg(long, short = 'q')]
@@ -744,17 +747,22 @@ fn print_text(
     )?;
     writeln!(
         out,
-        "games     {} read, {} annotated, {} rejected (bad start, or annotated up to a move that cannot be played)",
+        "games     {} read, {} annotated, {} rejected (bad start, or annotated up to a move that \
+         cannot be played)",
         stats.games_read, stats.games, stats.rejected
     )?;
     writeln!(
         out,
-        "positions {} labelled of {} looked at ({} searched, {} nodes)",
-        stats.labelled, stats.positions, stats.searched, stats.nodes
+        "positions {} labelled of {} looked at ({} searched, {})",
+        stats.labelled,
+        stats.positions,
+        stats.searched,
+        count(stats.nodes, "node")
     )?;
     writeln!(
         out,
-        "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} unlabelled, {} duplicates",
+        "skipped   {} opening, {} in check, {} best move a capture, {} not sampled, {} \
+         unlabelled, {} duplicates",
         stats.skipped_opening,
         stats.skipped_check,
         stats.skipped_capture,

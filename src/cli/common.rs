@@ -12,6 +12,17 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use kibitz::Rejected;
 
+/// `n` and a noun, plural unless `n` is 1 (`1 game`, `2 games`): a
+/// summary reads right for every count.
+pub fn count(n: u64, noun: &str) -> String {
+    match noun.strip_suffix('y') {
+        _ if n == 1 => format!("{n} {noun}"),
+        // `ply`, `entry`: a consonant and y take -ies.
+        Some(stem) if !stem.ends_with(['a', 'e', 'o', 'u']) => format!("{n} {stem}ies"),
+        _ => format!("{n} {noun}s"),
+    }
+}
+
 /// The default number of worker threads: the cores available.
 pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

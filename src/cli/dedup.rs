@@ -41,7 +41,7 @@ pub struct DedupArgs {
     keep: KeepArg,
     /// Memory for the positions seen (bytes, or with K, M, G); beyond it
     /// they go to disk in sorted runs beside the output.
-    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     dedup_memory: usize,
     /// Replace an existing output file.
     #[arg(long)]

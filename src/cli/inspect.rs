@@ -7,6 +7,8 @@ use anyhow::Result;
 use clap::Args;
 use kibitz::{Inspection, LabelSource, inspect};
 
+use super::common::count;
+
 /// Arguments of `kibitz inspect`.
 #[derive(Args, Debug)]
 pub struct InspectArgs {
@@ -68,19 +70,7 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
             )?;
         }
     }
-    writeln!(
-        out,
-        "select    skip {} plies, skip check {}, skip captures {}, sample {:.6} (seed {}), dedup \
-         {}, shard {}/{}",
-        o.skip_plies,
-        o.skip_check,
-        o.skip_captures,
-        f64::from(o.sample_ppm) / 1e6,
-        o.seed,
-        o.dedup,
-        o.shard.0,
-        o.shard.1
-    )?;
+    writeln!(out, "select    {}", selection(o))?;
     if o.pv_plies > 0 {
         writeln!(out, "variation up to {} plies per label", o.pv_plies)?;
     }
@@ -93,8 +83,10 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
     if let Some(p) = &o.selfplay {
         let starts = match (p.book.is_empty(), p.variant) {
             (false, _) => format!(
-                "book {} ({} positions, sha256 {})",
-                p.book, p.book_positions, p.book_sha256
+                "book {} ({}, sha256 {})",
+                p.book,
+                count(p.book_positions, "position"),
+                p.book_sha256
             ),
             (true, 1) => "Chess960 starts".to_string(),
             (true, 2) => "double Fischer random starts".to_string(),
@@ -102,8 +94,9 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
         };
         writeln!(
             out,
-            "selfplay  {} games from {starts}, {} random plies",
-            p.games, p.random_plies
+            "selfplay  {} from {starts}, {}",
+            count(p.games, "game"),
+            count(u64::from(p.random_plies), "random ply")
         )?;
         if p.random_multipv > 0 {
             writeln!(
@@ -138,14 +131,16 @@ fn print_counts(out: &mut impl Write, i: &Inspection) -> Result<()> {
     };
     writeln!(
         out,
-        "games     {}{range}, {} moves, {} chains replayed",
-        i.games, i.moves, i.chains_valid
+        "games     {}{range}, {}, {} replayed",
+        i.games,
+        count(i.moves, "move"),
+        count(i.chains_valid, "chain")
     )?;
     writeln!(
         out,
-        "positions {} labelled ({} mate scores), {:.2} bytes each",
+        "positions {} labelled ({}), {:.2} bytes each",
         i.labels,
-        i.mate_labels,
+        count(i.mate_labels, "mate score"),
         i.bytes as f64 / i.labels.max(1) as f64
     )?;
     let max = i.histogram.values().copied().max().unwrap_or(1).max(1);
@@ -183,4 +178,32 @@ fn adjudication(p: &kibitz::SelfPlayOptions) -> String {
         rules.push(format!("drawn at ply {}", p.max_plies));
     }
     if rules.is_empty() { "none: games end on the board".to_string() } else { rules.join("; ") }
+}
+
+/// The selection a file was made with, in words.
+fn selection(o: &kibitz::Options) -> String {
+    let mut parts = Vec::new();
+    if o.skip_plies > 0 {
+        parts.push(format!("the first {} of each game skipped", count(o.skip_plies.into(), "ply")));
+    }
+    if o.skip_check {
+        parts.push("positions in check skipped".to_string());
+    }
+    if o.skip_captures {
+        parts.push("positions whose best move captures skipped".to_string());
+    }
+    if o.sample_ppm < 1_000_000 {
+        parts.push(format!(
+            "a share of {:.6} sampled (seed {})",
+            f64::from(o.sample_ppm) / 1e6,
+            o.seed
+        ));
+    }
+    if o.dedup {
+        parts.push("one label per position".to_string());
+    }
+    if o.shard.1 > 1 {
+        parts.push(format!("shard {}/{}", o.shard.0, o.shard.1));
+    }
+    if parts.is_empty() { "every position".to_string() } else { parts.join("; ") }
 }

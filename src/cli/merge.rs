@@ -26,7 +26,7 @@ pub struct MergeArgs {
     #[arg(long, value_enum)]
     keep: Option<KeepArg>,
     /// Memory for the positions seen by --keep (bytes, or with K, M, G).
-    #[arg(long, default_value = "1G", value_parser = parse_size)]
+    #[arg(long, value_name = "SIZE", default_value = "1G", value_parser = parse_size)]
     dedup_memory: usize,
 }
 

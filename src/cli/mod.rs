@@ -42,7 +42,8 @@ enum Command {
     Annotate(Box<annotate::AnnotateArgs>),
     /// Show a .kbz file: header, counts, sizes, score histogram; verify every block.
     Inspect(inspect::InspectArgs),
-    /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD, JSON lines, bullet.
+    /// Convert a .kbz file: annotated PGN, Stockfish plain or binpack, EPD,
+    /// JSON lines, bullet, viriformat.
     Export(export::ExportArgs),
     /// Sum up analysed games: a page with a player table and an evaluation
     /// graph per game, and JSON lines per game and per player.

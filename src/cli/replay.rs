@@ -30,7 +30,7 @@ pub struct ReplayArgs {
     #[arg(required = true)]
     inputs: Vec<PathBuf>,
     /// Worker threads (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, value_name = "N", short = 'j')]
     threads: Option<usize>,
     /// What to check after every move.
     #[arg(long, value_enum, default_value_t = VerifyArg::Keys)]

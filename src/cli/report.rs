@@ -20,15 +20,15 @@ pub struct ReportArgs {
     output: PathBuf,
     /// Also write JSON lines here: one per game (`"kind":"game"`), then one
     /// per player (`"kind":"player"`).
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
     /// Games detailed on the page (summary and graph), the first ones read
     /// (0: none); the JSON has them all.
-    #[arg(long, default_value_t = 200)]
+    #[arg(long, value_name = "N", default_value_t = 200)]
     games: usize,
     /// Players listed on the page, most games first (0: all); the JSON has
     /// them all.
-    #[arg(long, default_value_t = 1000)]
+    #[arg(long, value_name = "N", default_value_t = 1000)]
     players: usize,
 }
 

@@ -27,11 +27,11 @@ pub struct SelfPlayArgs {
     #[arg(long, short = 'o')]
     output: PathBuf,
     /// Games to play (across all shards).
-    #[arg(long, required_unless_present = "positions")]
+    #[arg(long, value_name = "N", required_unless_present = "positions")]
     games: Option<u64>,
     /// Stop once this many positions are written (the game that reaches it
     /// is written whole).
-    #[arg(long)]
+    #[arg(long, value_name = "N")]
     positions: Option<u64>,
     /// Replace an existing output file.
     #[arg(long, conflicts_with = "resume")]
@@ -40,17 +40,17 @@ pub struct SelfPlayArgs {
     #[arg(long)]
     resume: bool,
     /// Worker threads (default: all cores).
-    #[arg(long, short = 'j')]
+    #[arg(long, value_name = "N", short = 'j')]
     threads: Option<usize>,
     /// Search this many nodes per position (the default, 5000, is the
     /// field's usual setting).
-    #[arg(long, conflicts_with = "depth")]
+    #[arg(long, value_name = "N", conflicts_with = "depth")]
     nodes: Option<u64>,
     /// Search to this depth instead of a node count.
     #[arg(long, short = 'd')]
     depth: Option<u32>,
     /// Transposition table per thread, in MiB.
-    #[arg(long, default_value_t = 16)]
+    #[arg(long, value_name = "MIB", default_value_t = 16)]
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
@@ -62,7 +62,7 @@ pub struct SelfPlayArgs {
     #[arg(long = "engine-option", value_name = "NAME=VALUE")]
     engine_options: Vec<String>,
     /// Seconds an engine may take for one position before it is restarted.
-    #[arg(long, default_value_t = 60.0)]
+    #[arg(long, value_name = "SECONDS", default_value_t = 60.0)]
     engine_timeout: f64,
     /// Refuse the moves of an engine that does not keep to its limit
     /// (stopped far short of it, or past twice its nodes): the run stops at
@@ -71,7 +71,8 @@ pub struct SelfPlayArgs {
     #[arg(long, requires = "engine")]
     strict_limits: bool,
     /// Openings: EPD positions, or the final positions of PGN games (plain,
-    /// zstd or gzip); each game draws one by its index and the seed.
+    /// zstd or gzip); each game draws one by its index and the seed. A line
+    /// or game that gives no position is reported and skipped.
     #[arg(long, value_name = "FILE", help_heading = "Openings")]
     book: Option<PathBuf>,
     /// Without a book: Chess960 starts (both sides the same).
@@ -82,7 +83,7 @@ pub struct SelfPlayArgs {
     #[arg(long, conflicts_with = "book", help_heading = "Openings")]
     dfrc: bool,
     /// Random plies after the opening (viridithas plays 8 from the start).
-    #[arg(long, default_value_t = 8, help_heading = "Openings")]
+    #[arg(long, value_name = "PLIES", default_value_t = 8, help_heading = "Openings")]
     random_plies: u32,
     /// Draw each random ply among the best K moves of a search (as
     /// Stockfish's `random_multi_pv`) instead of among all legal moves.
@@ -126,10 +127,10 @@ pub struct SelfPlayArgs {
     #[arg(long, value_name = "K/N")]
     shard: Option<String>,
     /// Close a block after this many games (recorded in the header).
-    #[arg(long, default_value_t = BLOCK_GAMES)]
+    #[arg(long, value_name = "N", default_value_t = BLOCK_GAMES)]
     block_games: u32,
     /// Close a block after this many labels (recorded in the header).
-    #[arg(long, default_value_t = BLOCK_LABELS)]
+    #[arg(long, value_name = "N", default_value_t = BLOCK_LABELS)]
     block_labels: u32,
     /// No progress bar.
     #[arg(long, short = 'q')]

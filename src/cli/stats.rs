@@ -13,14 +13,16 @@ use plotters::{coord::Shift, prelude::*};
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// `.kbz`, Stockfish `.binpack` or plain files (told apart by their
-    /// first bytes and, for binpack, the `.binpack` extension).
+    /// Labelled files: `.kbz`, Stockfish binpack (`.binpack`) or plain,
+    /// viriformat (`.vf`, `.viri`, `.viriformat`, plain or zstd); told
+    /// apart by their first bytes and those extensions.
     #[arg(required = true)]
     files: Vec<PathBuf>,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// Draw each histogram as PNG and SVG in this directory.
+    /// Draw each histogram as PNG and SVG in this folder (made if missing;
+    /// its parent must exist).
     #[arg(long, value_name = "DIR")]
     plots: Option<PathBuf>,
 }

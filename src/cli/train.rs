@@ -26,32 +26,32 @@ pub struct TrainArgs {
     #[arg(short, long, value_name = "NET")]
     output: PathBuf,
     /// The hidden layer's width per side (a multiple of 16).
-    #[arg(long, default_value_t = 128)]
+    #[arg(long, value_name = "WIDTH", default_value_t = 128)]
     hidden: usize,
     /// The hidden layer's activation.
     #[arg(long, value_enum, default_value_t = ActivationArg::Screlu)]
     activation: ActivationArg,
     /// Superbatches to train (a checkpoint and the net after each).
-    #[arg(long, default_value_t = 40)]
+    #[arg(long, value_name = "N", default_value_t = 40)]
     superbatches: u32,
     /// Batches per superbatch.
-    #[arg(long, default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 100)]
     batches: u32,
     /// Positions per batch.
-    #[arg(long, default_value_t = 16384)]
+    #[arg(long, value_name = "N", default_value_t = 16384)]
     batch_size: usize,
     /// The first learning rate (AdamW).
-    #[arg(long, default_value_t = 0.001)]
+    #[arg(long, value_name = "RATE", default_value_t = 0.001)]
     lr: f32,
     /// The last learning rate (cosine decay from --lr).
-    #[arg(long, default_value_t = 0.00001)]
+    #[arg(long, value_name = "RATE", default_value_t = 0.00001)]
     lr_final: f32,
     /// AdamW's decoupled weight decay.
-    #[arg(long, default_value_t = 0.01)]
+    #[arg(long, value_name = "DECAY", default_value_t = 0.01)]
     weight_decay: f32,
     /// The share of the target taken from the game's result (the rest from
     /// the score's win probability, sigmoid(score / 400)).
-    #[arg(long, default_value_t = 0.3)]
+    #[arg(long, value_name = "SHARE", default_value_t = 0.3)]
     wdl: f32,
     /// Worker threads (the net depends on it: the gradients are summed in
     /// thread order).
@@ -61,13 +61,14 @@ pub struct TrainArgs {
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Games kept for validation, per thousand.
-    #[arg(long, default_value_t = 20)]
+    #[arg(long, value_name = "PER_THOUSAND", default_value_t = 20)]
     validation: u32,
     /// Bucket files of the shuffle (memory holds one: the data's size over
     /// this number).
-    #[arg(long, default_value_t = 32)]
+    #[arg(long, value_name = "N", default_value_t = 32)]
     buckets: usize,
-    /// The folder of the shuffled data and the checkpoint [default: NET.train].
+    /// The folder of the shuffled data and the checkpoint, made if missing
+    /// (its parent must exist) [default: NET.train].
     #[arg(long, value_name = "DIR")]
     cache: Option<PathBuf>,
     /// Continue the run from its last checkpoint (same settings).

@@ -231,7 +231,27 @@ impl Engine {
         let mut pos = self.position.clone();
         let handle = std::thread::spawn(move || {
             let chess960 = pos.is_chess960();
-            let result = searcher.search(&mut pos, &limits, |info| say(&info_line(chess960, info)));
+            let started = std::time::Instant::now();
+            let mut last: Option<kibitz::Info> = None;
+            let result = searcher.search(&mut pos, &limits, |info| {
+                say(&info_line(chess960, info));
+                last = Some(info.clone());
+            });
+            // A search stopped inside an iteration (a node limit, `stop`)
+            // ends with the whole count, as Stockfish's does: a client
+            // checks the nodes searched against the limit it sent.
+            if let Some(last) = last.filter(|l| l.nodes < result.nodes && result.best.is_some()) {
+                let end = kibitz::Info {
+                    depth: result.depth,
+                    seldepth: result.seldepth.max(last.seldepth),
+                    score: result.score,
+                    nodes: result.nodes,
+                    elapsed: started.elapsed(),
+                    pv: result.pv.clone(),
+                    hashfull: last.hashfull,
+                };
+                say(&info_line(chess960, &end));
+            }
             match result.best {
                 Some(m) => {
                     let ponder = result.pv.get(1).map(|&p| {

@@ -271,6 +271,9 @@ impl Dedup {
             let source = io::Error::new(io::ErrorKind::AlreadyExists, "exists");
             return Err(DedupError::Io { path: output, source });
         }
+        if let Err(source) = crate::io::check_output_folder(&output) {
+            return Err(DedupError::Io { path: output, source });
+        }
         Ok(Dedup { inputs, output, settings })
     }
 

@@ -116,6 +116,9 @@ impl Merge {
         if let Some(input) = files.iter().find(|f| crate::io::same_file(&output, f)) {
             return Err(MergeError::OutputIsInput { output, input: input.clone() });
         }
+        if let Err(source) = crate::io::check_output_folder(&output) {
+            return Err(MergeError::Output { path: output, source });
+        }
         let readers: Vec<KbzReader> =
             files.iter().map(|f| KbzReader::open(f)).collect::<Result<_, _>>()?;
         let Some(first) = readers.first().map(|r| r.header.clone()) else {

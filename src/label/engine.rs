@@ -430,7 +430,11 @@ impl EngineProcess {
                         // right.
                         LimitKept::Kept
                     } else if self.nodes > 0 {
-                        let short = reported_nodes && most_nodes.saturating_mul(2) < self.nodes;
+                        // Under a quarter of the budget: an engine that
+                        // reports only its completed iterations may show
+                        // under half of a search that kept to it (the last
+                        // iteration, cut by the limit, unreported).
+                        let short = reported_nodes && most_nodes.saturating_mul(4) < self.nodes;
                         if short { LimitKept::Short } else { LimitKept::Kept }
                     } else if u32::from(depth) * 2 < self.depth {
                         LimitKept::Short

@@ -53,7 +53,7 @@ pub struct Labelled {
 
 /// How a search kept to the limit it was given. The built-in search always
 /// does; an external engine is checked against what its `info` lines
-/// report ([`engine`]).
+/// report ([`crate::EngineLabeller`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum LimitKept {
@@ -61,7 +61,8 @@ pub enum LimitKept {
     /// legal move).
     #[default]
     Kept,
-    /// Far short of it: under half the nodes, or under half the depth.
+    /// Far short of it: under a quarter of the nodes, or under half the
+    /// depth.
     Short,
     /// Past twice the node (or depth) limit, and stopped with `stop`.
     Past,

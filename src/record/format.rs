@@ -562,9 +562,9 @@ pub struct Label {
 }
 
 /// [`Label::flags`]: the engine that made the label stopped far short of
-/// the limit it was given (under half its nodes or depth, with no mate
-/// found and more than one legal move): a shallower label than the header
-/// says.
+/// the limit it was given (under a quarter of its nodes or half its depth,
+/// with no mate found and more than one legal move): a shallower label than
+/// the header says.
 pub const LABEL_SHORT_OF_LIMIT: u8 = 1;
 /// [`Label::flags`]: the engine that made the label went on past twice its
 /// node (or depth) limit and was stopped: a deeper label than the header

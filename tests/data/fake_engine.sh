@@ -12,6 +12,11 @@
 #   garbage  prints nonsense and an illegal `bestmove` instead of searching
 #   noise    prints nonsense lines, then searches normally (must succeed)
 #   flood    prints a 100 KB line without a newline
+#   short    searches to depth 1 whatever the limit (as Ethereal 12 answers
+#            `go nodes`): far short of it
+#   endless  searches until `stop` whatever the limit (as Toga II takes
+#            `go nodes`): kibitz must stop it
+# An item `all:ACTION` applies to every `go`.
 set -u
 count_file="$FAKE_ENGINE_STATE/count"
 exec 3> >(exec "$FAKE_ENGINE_KIBITZ" uci)
@@ -22,7 +27,7 @@ while IFS= read -r line; do
         echo "$n" > "$count_file"
         action=""
         for item in ${FAKE_ENGINE_PLAN:-}; do
-            if [ "${item%%:*}" = "$n" ]; then action="${item#*:}"; fi
+            if [ "${item%%:*}" = "$n" ] || [ "${item%%:*}" = all ]; then action="${item#*:}"; fi
         done
         case "$action" in
         crash) exit 3 ;;
@@ -38,6 +43,8 @@ while IFS= read -r line; do
         flood)
             head -c 100000 /dev/zero | tr '\0' 'x'
             exec sleep 3600 ;;
+        short) line="go depth 1" ;;
+        endless) line="go infinite" ;;
         esac
         ;;
     quit)
