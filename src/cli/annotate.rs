@@ -355,6 +355,19 @@ pub(super) fn limit_warning(engine: &str, first: &str) -> String {
     )
 }
 
+/// The summary's line of labels off their engine's limit (`engine` as the
+/// header records it), if there are any.
+pub(super) fn limits_line(short: u64, past: u64, engine: &str) -> Option<String> {
+    (short + past > 0).then(|| {
+        format!(
+            "limits    {} where the engine stopped far short of `{}`, {past} where it went past \
+             twice it (flagged in the file)",
+            count(short, "label"),
+            engine_name_and_go(engine).1
+        )
+    })
+}
+
 /// Whether a labeller's cause for stopping is a label off its limit
 /// refused by `--strict-limits`.
 pub(super) fn is_off_limit(cause: &kibitz::Cause) -> bool {
@@ -621,17 +634,11 @@ fn run_relabel(
             report.games, report.labels, report.relabelled, report.failed
         )?;
         writeln!(out, "from      {from}")?;
-        if report.short_of_limit + report.past_limit + report.refused > 0 {
-            let go = engine_name_and_go(&job_engine).1;
-            writeln!(
-                out,
-                "limits    {} label{} where the engine stopped far short of `{go}`, {} where it \
-                 went past twice it (flagged in the file), {} refused by --strict-limits",
-                report.short_of_limit,
-                if report.short_of_limit == 1 { "" } else { "s" },
-                report.past_limit,
-                report.refused
-            )?;
+        if let Some(line) = limits_line(report.short_of_limit, report.past_limit, &job_engine) {
+            writeln!(out, "{line}")?;
+        }
+        if report.refused > 0 {
+            writeln!(out, "refused   {} by --strict-limits", count(report.refused, "label"))?;
         }
         writeln!(out, "seconds   {seconds:.2} ({} nodes)", report.nodes)?;
     }
@@ -774,16 +781,10 @@ fn print_text(
     for f in stats.failures.iter().take(20) {
         writeln!(out, "failure   {f}")?;
     }
-    if stats.short_of_limit + stats.past_limit > 0 {
-        writeln!(
-            out,
-            "limits    {} label{} where the engine stopped far short of `{}`, {} where it went \
-             past twice it (flagged in the file)",
-            stats.short_of_limit,
-            if stats.short_of_limit == 1 { "" } else { "s" },
-            engine_name_and_go(&report.header.options.engine).1,
-            stats.past_limit
-        )?;
+    if let Some(line) =
+        limits_line(stats.short_of_limit, stats.past_limit, &report.header.options.engine)
+    {
+        writeln!(out, "{line}")?;
     }
     if stats.failed > 0 {
         writeln!(

@@ -392,16 +392,9 @@ fn print_summary(
         if endings.is_empty() { "none".into() } else { endings.join(", ") }
     )?;
     writeln!(out, "positions {} labelled ({} nodes)", s.positions, s.nodes)?;
-    if s.short_of_limit + s.past_limit > 0 {
-        writeln!(
-            out,
-            "limits    {} label{} where the engine stopped far short of `{}`, {} where it went \
-             past twice it (flagged in the file)",
-            s.short_of_limit,
-            if s.short_of_limit == 1 { "" } else { "s" },
-            report.header.options.engine.rsplit(';').next().unwrap_or("").trim(),
-            s.past_limit
-        )?;
+    let engine = &report.header.options.engine;
+    if let Some(line) = super::annotate::limits_line(s.short_of_limit, s.past_limit, engine) {
+        writeln!(out, "{line}")?;
     }
     writeln!(
         out,

@@ -610,21 +610,24 @@ impl<L: Labeller> Worker<L> {
         }
         let mut pos = self.startpos.clone();
         if let Err(e) = set_start_position(game, &mut pos, &self.startpos) {
-            stats.rejected += 1;
-            let (kind, why) = (RejectKind::BadPosition, format!("[FEN] tag: {e}"));
-            out.rejected.push(Rejected::in_game(
-                self.at.0,
-                index,
-                game,
-                0,
-                String::new(),
-                kind,
-                why,
-            ));
+            self.reject_whole(game, index, RejectKind::BadPosition, format!("[FEN] tag: {e}"), out);
             return None;
         }
         stats.games += 1;
         Some(pos)
+    }
+
+    /// Rejects a game as a whole (at ply 0, no move named), counted.
+    fn reject_whole(
+        &self,
+        game: &ParsedGame,
+        index: u64,
+        kind: RejectKind,
+        why: String,
+        out: &mut ChunkAnnotations,
+    ) {
+        out.stats.rejected += 1;
+        out.rejected.push(Rejected::in_game(self.at.0, index, game, 0, String::new(), kind, why));
     }
 
     fn game(&mut self, game: &ParsedGame, index: u64, out: &mut ChunkAnnotations) {
@@ -650,20 +653,8 @@ impl<L: Labeller> Worker<L> {
         if let Some(start) = start_pos.filter(|_| !walk.made.is_empty() && !broken)
             && !unwinds_to(&pos, &walk.made, &start)
         {
-            out.stats.rejected += 1;
-            let (kind, why) = (
-                RejectKind::VerifyFailed,
-                "unwinding the game did not restore its start position".to_string(),
-            );
-            out.rejected.push(Rejected::in_game(
-                self.at.0,
-                index,
-                game,
-                0,
-                String::new(),
-                kind,
-                why,
-            ));
+            let why = "unwinding the game did not restore its start position".to_string();
+            self.reject_whole(game, index, RejectKind::VerifyFailed, why, out);
         }
         if walk.backward && !self.label_backward(&mut pos, &mut walk, out) {
             return;
