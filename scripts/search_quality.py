@@ -10,6 +10,7 @@ through python-chess's engine module: one thread, Hash 16, a fresh
     python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10
     python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10 --driver pipe
     python3 scripts/search_quality.py sources  --positions 100 --depths 7 8 9 10 11 12 --net NET
+    python3 scripts/search_quality.py curve    --positions 400 --baseline OLD_KIBITZ --rounds 3
 
 suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
@@ -27,6 +28,21 @@ sources:   per kind of position the shared data holds (Lichess 2016 and
            16 (cached per source), positions per second, nodes per position
            and the Win% gap of kibitz at --depths and Stockfish at
            --sf-depths, raw UCI over pipes; then whether each goal is met.
+curve:     the agreement-per-node curve over every source (--positions a
+           source, seeded samples): kibitz at --kibitz-depths (7-13) and
+           Stockfish at --sf-depths (8 10 12), agreement with Stockfish depth
+           16 and nodes, per source and pooled, a held-out share (--held-out,
+           by a seeded hash of the FEN) reported apart from the tuning share;
+           kibitz's agreement at Stockfish's node counts (linear in log nodes
+           between kibitz's depths) with a paired 95% interval; with
+           --baseline, the same for another binary and paired tests of the
+           change (McNemar at each depth, the paired difference at Stockfish's
+           node counts); with --rounds, speeds as medians of interleaved
+           rounds and positions per second at Stockfish d8's and d10's
+           agreement; with --second-reference D, both engines held to
+           kibitz's own depth-D search too (an engine's own deep search
+           favours it). Every search is cached per position by binary and
+           net (target/quality/), so a rerun searches only what is new.
 speed:     positions per second of both engines at each depth, same
            positions, same run (the engines take turns position by
            position; --rounds rounds, medians), and the ratio. `--driver pipe` speaks UCI
@@ -60,6 +76,8 @@ NET = "hand-written"
 def eval_name():
     return NET if NET in ("hand-written", "<built-in>") else "the net " + os.path.basename(NET)
 STOCKFISH = os.environ.get("STOCKFISH", "/usr/games/stockfish")
+# Stockfish 15.1's net, as exported by `printf 'uci\nexport_net FILE\nquit\n' | stockfish`.
+SF_NET = os.path.join(ROOT, "target", "nn-ad9b42354671.nnue")
 
 
 def positions_of(games, n, rng):
@@ -262,9 +280,13 @@ class PipeEngine:
     per-line parsing beyond the last info line's node count. It measures the
     engines rather than the driver."""
 
-    def __init__(self, kind):
-        cmd = [KIBITZ, "uci"] if kind == "kibitz" else [STOCKFISH]
-        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
+    def __init__(self, kind, binary=None, off=None):
+        cmd = [binary or KIBITZ, "uci"] if kind == "kibitz" else [STOCKFISH]
+        env = dict(os.environ)
+        if off is not None:
+            env["KIBITZ_SEARCH_OFF"] = off
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  bufsize=1, env=env)
         self.send("uci")
         self.wait("uciok")
         if kind != "kibitz":
@@ -360,24 +382,43 @@ def cmd_speed(args):
         e.quit()
 
 
-def source_reference(name, fens, depth=16):
+def source_reference(name, fens, depth=16, jobs=None):
     """Stockfish's depth-`depth` (bestmove, score) of a source's positions,
     cached in target/ by source, position by position (a larger sample
-    searches only its new positions)."""
+    searches only its new positions); `jobs` Stockfish processes side by
+    side (default REFERENCE_JOBS)."""
+    import concurrent.futures
+    import threading
     cache = os.path.join(ROOT, "target", f"sf-d{depth}-{name}.json")
     known = json.load(open(cache)) if os.path.exists(cache) else {}
     todo = [f for f in dict.fromkeys(fens) if f not in known]
-    if todo:
+    lock = threading.Lock()
+
+    def save():
+        os.makedirs(os.path.dirname(cache), exist_ok=True)
+        json.dump(known, open(cache + ".tmp", "w"))
+        os.replace(cache + ".tmp", cache)
+
+    def work(part):
         sf = PipeEngine("stockfish")
-        for i, fen in enumerate(todo):
+        for i, fen in enumerate(part):
             best, _, score = sf.search_scored(fen, depth)
-            known[fen] = (best, score)
-            if i % 50 == 49 or i == len(todo) - 1:
-                os.makedirs(os.path.dirname(cache), exist_ok=True)
-                json.dump(known, open(cache + ".tmp", "w"))
-                os.replace(cache + ".tmp", cache)
+            with lock:
+                known[fen] = (best, score)
+                if i % 50 == 49:
+                    save()
         sf.quit()
+
+    if todo:
+        jobs = jobs or REFERENCE_JOBS
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(work, [todo[i::jobs] for i in range(jobs)]))
+        save()
     return [tuple(known[f]) for f in fens]
+
+
+# Stockfish processes that compute the depth-16 references side by side.
+REFERENCE_JOBS = 1
 
 
 def run_depth(engine, fens, depth):
@@ -439,6 +480,288 @@ def cmd_sources(args):
                       f"(best d{best[0]} {best[1][1]:.1%})")
 
 
+def file_sha(path):
+    """The first 12 hex digits of a file's SHA-256 (a cache key)."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()[:12]
+
+
+class Cached:
+    """(bestmove, nodes, score) of fresh searches of one engine at one depth,
+    cached position by position in target/quality/ under a key that names
+    the engine's binary and evaluation: a deterministic search (one thread,
+    ucinewgame before each position, a fixed depth) is run once per
+    position whatever the run."""
+
+    def __init__(self, key):
+        self.path = os.path.join(ROOT, "target", "quality", key + ".json")
+        self.known = json.load(open(self.path)) if os.path.exists(self.path) else {}
+
+    def todo(self, fens):
+        return [f for f in dict.fromkeys(fens) if f not in self.known]
+
+    def save(self):
+        os.makedirs(os.path.dirname(self.path), exist_ok=True)
+        json.dump(self.known, open(self.path + ".tmp", "w"))
+        os.replace(self.path + ".tmp", self.path)
+
+
+def engine_key(kind, binary, off=""):
+    if kind == "stockfish":
+        return "sf-" + file_sha(STOCKFISH)
+    net = NET if NET in ("hand-written", "<built-in>") else "net-" + file_sha(NET)
+    key = f"kibitz-{file_sha(binary)}-{net.replace('<', '').replace('>', '')}"
+    return key + (f"-off-{off.replace(',', '+')}" if off else "")
+
+
+def run_cached(kind, binary, depth, fens, jobs, off=""):
+    """(bestmove, nodes, score) of every fen at `depth`, from the cache or
+    searched, `jobs` engine processes side by side (the searches are
+    deterministic, so splitting them changes nothing but the time)."""
+    cache = Cached(f"{engine_key(kind, binary, off)}-d{depth}")
+    todo = cache.todo(fens)
+    if todo:
+        parts = [todo[i::jobs] for i in range(jobs)]
+
+        def work(part):
+            e = PipeEngine(kind, binary, off)
+            out = {}
+            for fen in part:
+                best, nodes, score = e.search_scored(fen, depth)
+                out[fen] = (best, nodes, score)
+            e.quit()
+            return out
+
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            for out in pool.map(work, parts):
+                cache.known.update(out)
+        cache.save()
+    return [tuple(cache.known[f]) for f in fens]
+
+
+def held_out(fen, share, seed):
+    """Whether a position is in the held-out share: a seeded hash of its
+    FEN, so a position keeps its side of the split whatever else is drawn."""
+    import hashlib
+    h = int.from_bytes(hashlib.sha256(f"{seed}:{fen}".encode()).digest()[:8], "little")
+    return h / 2**64 < share
+
+
+def interpolate(curve, x):
+    """The y of a curve [(x, y)] (x increasing) at `x`, linear between the
+    two points around it; None outside the curve."""
+    for (x0, y0), (x1, y1) in zip(curve, curve[1:]):
+        if x0 <= x <= x1:
+            w = 0 if x1 == x0 else (x - x0) / (x1 - x0)
+            return y0 + w * (y1 - y0), w, (x0, x1)
+    return None
+
+
+def at_nodes(kib, depths, target_nodes, rows):
+    """Kibitz's agreement read off its curve at `target_nodes` (linear in log
+    nodes between the two kibitz depths around it), as per-position values
+    (1 - w) * right_d + w * right_{d+1}, so that a difference with another
+    engine on the same positions has a paired interval. None when the
+    target lies outside kibitz's depths."""
+    curve = [(math.log(max(1.0, sum(kib[d][i][1] for i in rows) / len(rows))), d) for d in depths]
+    for (x0, d0), (x1, d1) in zip(curve, curve[1:]):
+        x = math.log(target_nodes)
+        if x0 <= x <= x1:
+            w = 0 if x1 == x0 else (x - x0) / (x1 - x0)
+            return [(1 - w) * kib[d0][i][3] + w * kib[d1][i][3] for i in rows], (d0, d1, w)
+    return None
+
+
+def paired(xs, ys):
+    """Mean of xs - ys and its 95% interval (normal approximation of the
+    paired differences)."""
+    n = len(xs)
+    diffs = [x - y for x, y in zip(xs, ys)]
+    mean = sum(diffs) / n
+    var = sum((d - mean) ** 2 for d in diffs) / max(1, n - 1)
+    half = 1.96 * math.sqrt(var / n)
+    return mean, half
+
+
+def cmd_curve(args):
+    """The agreement-per-node curve: per source and pooled, tuning and
+    held-out shares apart. Kibitz at --kibitz-depths and Stockfish at
+    --sf-depths, both against Stockfish depth 16; kibitz's agreement read
+    at Stockfish's node counts; with --baseline, the same for another kibitz
+    binary and paired tests of the change; with --rounds, speeds as medians
+    of interleaved rounds and labels per CPU."""
+    names = args.sources or list(SOURCES)
+    binaries = {"new": os.path.abspath(KIBITZ)}
+    offs = {"new": args.off, "base": args.baseline_off}
+    if args.baseline or args.baseline_off is not None:
+        binaries["base"] = os.path.abspath(args.baseline or KIBITZ)
+    data = {}
+    for name in names:
+        fens = sample_source(name, args.positions)
+        ref = source_reference(name, fens)
+        data[name] = (fens, ref)
+    print(f"{args.positions} positions per source ({len(names)} sources); held out: a share of "
+          f"{args.held_out} by a seeded hash of the FEN (seed {args.split_seed}); reference: "
+          f"Stockfish 15.1 depth 16; kibitz with {eval_name()}; one thread, Hash 16, ucinewgame "
+          f"before each position, raw UCI over pipes", flush=True)
+    # Per engine and depth: a list over all positions (source by source) of
+    # (best, nodes, score, right).
+    all_fens = [f for n in names for f in data[n][0]]
+    all_ref = [r for n in names for r in data[n][1]]
+    src_of = [n for n in names for _ in data[n][0]]
+    results = {}
+    for label, binary in binaries.items():
+        results[label] = {}
+        for d in args.kibitz_depths:
+            res = run_cached("kibitz", binary, d, all_fens, args.jobs, offs[label] or "")
+            results[label][d] = [(b, n, s, int(b == r[0])) for (b, n, s), r in zip(res, all_ref)]
+            print(f"  kibitz {label} d{d}: done", flush=True)
+    results["sf"] = {}
+    for d in args.sf_depths:
+        res = run_cached("stockfish", None, d, all_fens, args.jobs)
+        results["sf"][d] = [(b, n, s, int(b == r[0])) for (b, n, s), r in zip(res, all_ref)]
+    if args.second_reference:
+        # A second reference, kibitz's own deep search: agreement with an
+        # engine's own deep search favours that engine (they break ties and
+        # prune alike), so each engine is also held to the other's.
+        kref = run_cached("kibitz", binaries["new"], args.second_reference, all_fens, args.jobs,
+                          offs["new"] or "")
+        print(f"\nagreement with each reference (pooled, {len(all_fens)} positions): Stockfish depth 16 "
+              f"and kibitz depth {args.second_reference}, and their mean")
+        for label, depths in [("sf", args.sf_depths), ("new", args.kibitz_depths)]:
+            for d in depths:
+                r = results[label][d]
+                a_sf = sum(x[3] for x in r) / len(r)
+                a_k = sum(1 for x, k in zip(r, kref) if x[0] == k[0]) / len(r)
+                nodes = sum(x[1] for x in r) / len(r)
+                name = "Stockfish" if label == "sf" else "kibitz"
+                print(f"  {name:<10} d{d:<3} {nodes:>8.0f} nodes: SF d16 {a_sf:.1%}, kibitz "
+                      f"d{args.second_reference} {a_k:.1%}, mean {(a_sf + a_k) / 2:.1%}")
+        same = sum(1 for k, r in zip(kref, all_ref) if k[0] == r[0]) / len(all_ref)
+        print(f"  kibitz d{args.second_reference} against Stockfish d16: {same:.1%}")
+    split = [held_out(f, args.held_out, args.split_seed) for f in all_fens]
+    groups = [("pooled", lambda i: True), ("tuning", lambda i: not split[i]),
+              ("held-out", lambda i: split[i])]
+    groups += [(n, (lambda n: lambda i: src_of[i] == n)(n)) for n in names]
+    report = {}
+    for gname, member in groups:
+        rows = [i for i in range(len(all_fens)) if member(i)]
+        if not rows:
+            continue
+        line = {"positions": len(rows)}
+        print(f"\n{gname}: {len(rows)} positions")
+        for label in ["sf"] + list(binaries):
+            depths = args.sf_depths if label == "sf" else args.kibitz_depths
+            for d in depths:
+                r = results[label][d]
+                agree = sum(r[i][3] for i in rows) / len(rows)
+                nodes = sum(r[i][1] for i in rows) / len(rows)
+                line[f"{label}-d{d}"] = {"agree": agree, "nodes": nodes}
+                name = "Stockfish" if label == "sf" else f"kibitz {label}"
+                print(f"  {name:<14} d{d:<3} {agree:>6.1%} agree {nodes:>9.0f} nodes/pos")
+        for sd in args.sf_depths:
+            sf = results["sf"][sd]
+            target = sum(sf[i][1] for i in rows) / len(rows)
+            sf_right = [sf[i][3] for i in rows]
+            for label in binaries:
+                got = at_nodes(results[label], args.kibitz_depths, target, rows)
+                if got is None:
+                    print(f"  at SF d{sd}'s {target:.0f} nodes: kibitz {label} outside d"
+                          f"{args.kibitz_depths[0]}-{args.kibitz_depths[-1]}")
+                    continue
+                xs, (d0, d1, w) = got
+                mean, half = paired(xs, sf_right)
+                k = sum(xs) / len(xs)
+                line[f"{label}-at-sf-d{sd}"] = {"kibitz": k, "sf": sum(sf_right) / len(rows),
+                                               "diff": mean, "half": half, "nodes": target}
+                print(f"  at SF d{sd}'s {target:>7.0f} nodes: kibitz {label} {k:.1%} (d{d0}-d{d1}, "
+                      f"w {w:.2f}) vs SF {sum(sf_right) / len(rows):.1%}: {mean * 100:+.1f} "
+                      f"[{(mean - half) * 100:+.1f}, {(mean + half) * 100:+.1f}] points")
+            if "base" in binaries:
+                a = at_nodes(results["new"], args.kibitz_depths, target, rows)
+                b = at_nodes(results["base"], args.kibitz_depths, target, rows)
+                if a and b:
+                    mean, half = paired(a[0], b[0])
+                    print(f"  change at SF d{sd}'s nodes: {mean * 100:+.2f} [{(mean - half) * 100:+.2f}, "
+                          f"{(mean + half) * 100:+.2f}] points (paired)")
+                    line[f"change-at-sf-d{sd}"] = {"diff": mean, "half": half}
+        if "base" in binaries:
+            for d in args.kibitz_depths:
+                new = [results["new"][d][i][3] for i in rows]
+                base = [results["base"][d][i][3] for i in rows]
+                b = sum(1 for x, y in zip(new, base) if x and not y)
+                c = sum(1 for x, y in zip(new, base) if y and not x)
+                nn = sum(results["new"][d][i][1] for i in rows) / len(rows)
+                nb = sum(results["base"][d][i][1] for i in rows) / len(rows)
+                print(f"  d{d}: new {sum(new) / len(rows):.1%} at {nn:.0f} nodes, base "
+                      f"{sum(base) / len(rows):.1%} at {nb:.0f}; new alone right {b}, base alone "
+                      f"{c}, McNemar p = {mcnemar_p(b, c):.3f}")
+                line[f"mcnemar-d{d}"] = {"new_only": b, "base_only": c, "p": mcnemar_p(b, c)}
+        report[gname] = line
+    if args.rounds:
+        report["speed"] = curve_speed(args, names, data, binaries["new"], results)
+    if args.json:
+        json.dump(report, open(args.json, "w"), indent=1)
+
+
+def curve_speed(args, names, data, binary, results):
+    """Seconds a position at each kibitz depth and each Stockfish depth, on
+    the first --speed-positions of every source, one engine at a time, the
+    engines and depths interleaved position by position, --rounds rounds,
+    medians; then positions per second at Stockfish d8's and d10's agreement
+    (kibitz's time read off its curve, linear in log time) and the ratio."""
+    fens = [f for n in names for f in data[n][0][:args.speed_positions]]
+    kib = PipeEngine("kibitz", binary, args.off or None)
+    sf = PipeEngine("stockfish")
+    runs = [("kibitz", d) for d in args.kibitz_depths] + [("sf", d) for d in args.sf_depths]
+    rounds = {r: [] for r in runs}
+    for rnd in range(args.rounds):
+        secs = {r: 0.0 for r in runs}
+        for i, fen in enumerate(fens):
+            order = runs if (i + rnd) % 2 == 0 else list(reversed(runs))
+            for kind, d in order:
+                e = kib if kind == "kibitz" else sf
+                t = time.perf_counter()
+                e.search_scored(fen, d)
+                secs[(kind, d)] += time.perf_counter() - t
+        for r in runs:
+            rounds[r].append(secs[r] / len(fens))
+    kib.quit()
+    sf.quit()
+    med = {r: sorted(v)[len(v) // 2] for r, v in rounds.items()}
+    print(f"\nspeed: {len(fens)} positions, {args.rounds} interleaved rounds, medians")
+    out = {}
+    for kind, d in runs:
+        print(f"  {kind:<7} d{d:<3} {1 / med[(kind, d)]:>8.1f} pos/s")
+        out[f"{kind}-d{d}"] = 1 / med[(kind, d)]
+    n = len(data[names[0]][0]) * len(names)
+    rows = range(n)
+    curve = []
+    for d in args.kibitz_depths:
+        agree = sum(results["new"][d][i][3] for i in rows) / n
+        curve.append((agree, math.log(med[("kibitz", d)])))
+    curve.sort()
+    for sd in (8, 10):
+        if ("sf", sd) not in med:
+            continue
+        target = sum(results["sf"][sd][i][3] for i in rows) / n
+        got = interpolate(curve, target)
+        if got is None:
+            print(f"  at SF d{sd}'s agreement {target:.1%}: outside kibitz's depths")
+            continue
+        t = math.exp(got[0])
+        ratio = med[("sf", sd)] / t
+        print(f"  at SF d{sd}'s agreement {target:.1%}: kibitz {1 / t:.1f} pos/s, Stockfish "
+              f"{1 / med[('sf', sd)]:.1f} pos/s: {ratio:.2f}x")
+        out[f"ratio-at-sf-d{sd}"] = ratio
+    return out
+
+
 def read_epd(path):
     text = zstd_text(path) if path.endswith(".zst") else open(path, encoding="utf-8", errors="replace").read()
     out = []
@@ -490,7 +813,7 @@ def cmd_suites(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["suites", "agreement", "speed", "sources"])
+    p.add_argument("command", choices=["suites", "agreement", "speed", "sources", "curve"])
     p.add_argument("--positions", type=int, default=1000)
     p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
     p.add_argument("--driver", choices=["python-chess", "pipe"], default="python-chess",
@@ -502,18 +825,44 @@ def main():
                    help="sources: the sources to sample (default: all)")
     p.add_argument("--sf-depths", type=int, nargs="*", default=[7, 8, 9, 10],
                    help="sources: Stockfish's depths")
-    p.add_argument("--net", default=os.environ.get("KIBITZ_NET"),
+    p.add_argument("--net", default=os.environ.get("KIBITZ_NET") or SF_NET,
                    help="kibitz evaluates with this net (Stockfish 15.1's or kibitz's own; its "
-                        "EvalFile), `builtin` for the net built into kibitz; default KIBITZ_NET, "
-                        "else the hand-written evaluation")
+                        "EvalFile), `builtin` for the net built into kibitz, `hand-written` for "
+                        "the hand-written evaluation; default KIBITZ_NET, else Stockfish 15.1's "
+                        "net exported to target/nn-ad9b42354671.nnue")
+    p.add_argument("--kibitz-depths", type=int, nargs="+", default=[7, 8, 9, 10, 11, 12, 13],
+                   help="curve: kibitz's depths")
+    p.add_argument("--held-out", type=float, default=0.25,
+                   help="curve: the share of every source held out of tuning, reported apart")
+    p.add_argument("--split-seed", type=int, default=1, help="curve: the seed of the held-out split")
+    p.add_argument("--baseline", help="curve: another kibitz binary, for paired tests of a change")
+    p.add_argument("--jobs", type=int, default=2, help="curve: engine processes side by side")
+    p.add_argument("--off", default="",
+                   help="curve: techniques the kibitz searched switches off (KIBITZ_SEARCH_OFF)")
+    p.add_argument("--baseline-off",
+                   help="curve: the baseline is --baseline (default: the same kibitz) with these "
+                        "techniques off")
+    p.add_argument("--speed-positions", type=int, default=30,
+                   help="curve: positions per source timed in the speed rounds")
+    p.add_argument("--json", help="curve: write the figures here")
+    p.add_argument("--second-reference", type=int, metavar="DEPTH",
+                   help="curve: also hold both engines to kibitz's own search at DEPTH")
     args = p.parse_args()
-    global NET
+    if args.command == "curve" and args.sf_depths == [7, 8, 9, 10]:
+        args.sf_depths = [8, 10, 12]
+    if args.command == "curve" and args.rounds == 3 and "--rounds" not in sys.argv:
+        args.rounds = 0
+    global NET, REFERENCE_JOBS
+    REFERENCE_JOBS = args.jobs
     if args.net == "builtin":
         NET = "<built-in>"
     elif args.net and args.net != "hand-written":
+        if not os.path.exists(args.net):
+            sys.exit(f"{args.net}: no such net (export Stockfish's: printf 'uci\\nexport_net "
+                     f"{args.net}\\nquit\\n' | {STOCKFISH}; or --net hand-written|builtin)")
         NET = os.path.abspath(args.net)
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed,
-     "sources": cmd_sources}[args.command](args)
+     "sources": cmd_sources, "curve": cmd_curve}[args.command](args)
 
 
 if __name__ == "__main__":

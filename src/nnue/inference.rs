@@ -100,6 +100,16 @@ impl NnueEval {
         ((1024 - delta) * o.psqt + (1024 + delta) * o.positional) / (1024 * OUTPUT_SCALE)
     }
 
+    /// [`NnueEval::evaluate_adjusted`] and the net's "complexity": how far
+    /// its positional part strays from its material (PSQT) part, in
+    /// internal units (Stockfish's `NNUE::evaluate(pos, true, &complexity)`).
+    pub fn evaluate_adjusted_complexity(&mut self, pos: &Position) -> (i32, i32) {
+        let delta = 24 - stockfish_non_pawn_material(pos) / 9560;
+        let o = self.outputs(pos);
+        let v = ((1024 - delta) * o.psqt + (1024 + delta) * o.positional) / (1024 * OUTPUT_SCALE);
+        (v, (o.psqt - o.positional).abs() / OUTPUT_SCALE)
+    }
+
     /// The line Stockfish 15.1's `eval` prints for the net's evaluation:
     /// `NNUE evaluation        +0.14 (white side)`.
     pub fn stockfish_line(&mut self, pos: &Position) -> String {

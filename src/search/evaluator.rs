@@ -11,7 +11,7 @@
 //! same position compare directly.
 
 use crate::{
-    chess::{position::Position, types::Role},
+    chess::position::Position,
     nnue::{Net, NnueEval, SmallEval, stockfish_non_pawn_material, to_centipawns},
     search::{
         MATE_BOUND,
@@ -19,84 +19,55 @@ use crate::{
     },
 };
 
-/// The search's margins, in the evaluation's units.
+/// The scale of the search's margins. The search is Stockfish 15.1's, and
+/// its margins are Stockfish's, in Stockfish's internal units; an
+/// evaluation on another scale may have them converted by `scale`, its
+/// units per thousand of Stockfish's (see [`Params::v`]).
+///
+/// The hand-written evaluation (centipawns of material, a pawn 100 where
+/// Stockfish's endgame pawn is 208) and kibitz's own net (centipawns of
+/// Stockfish's UCI output, 100 where its internal unit is 361) would take
+/// 481 and 277 by their scales. Measured (BENCHMARKS.md, "The search after
+/// Stockfish 15.1"), those margins prune tactics their evaluations swing
+/// on (WAC at depth 8: 165 and 157 of 300 solved, against 193 and 196 at
+/// 1000) and play no better at equal nodes (the built-in net 30 Elo worse
+/// at 277, the hand-written evaluation 12 better at 481, both within the
+/// interval), at the same agreement per node: both take Stockfish's margins
+/// as their own units.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Params {
-    /// The first aspiration window's half-width.
-    pub aspiration: i32,
-    /// Reverse futility: the margin per ply of depth.
-    pub rfp_margin: i32,
-    /// Futility: the margin's constant part...
-    pub futility_base: i32,
-    /// ... and its part per ply of depth.
-    pub futility_margin: i32,
-    /// Null move: the evaluation above beta worth one more ply of
-    /// reduction.
-    pub nmp_divisor: i32,
-    /// Quiescence delta pruning's margin beyond the captured piece's value.
-    pub qs_delta: i32,
-    /// The pieces' values for delta pruning (pawn, knight, bishop, rook,
-    /// queen).
-    pub piece_values: [i32; 5],
-    /// Late-move reductions: `base + ln(depth) * ln(moves) / divisor`, in
-    /// hundredths.
-    pub lmr_base: i32,
-    /// See `lmr_base`, in hundredths.
-    pub lmr_divisor: i32,
-    /// Static exchange pruning of quiet moves: the loss allowed per ply.
-    pub see_quiet: i32,
-    /// ... and of captures.
-    pub see_capture: i32,
-    /// Razoring: a node whose evaluation is this far below alpha (per ply
-    /// squared, plus as much again) drops into quiescence; 0 for none.
-    pub razor_margin: i32,
+    /// The evaluation's units per thousand of Stockfish's internal units.
+    pub scale: i32,
 }
 
 impl Params {
-    /// The margins for the hand-written evaluation (centipawns).
-    pub const HAND_WRITTEN: Params = Params {
-        aspiration: 20,
-        rfp_margin: 75,
-        futility_base: 90,
-        futility_margin: 80,
-        nmp_divisor: 200,
-        qs_delta: 200,
-        piece_values: [100, 320, 330, 500, 950],
-        lmr_base: 75,
-        lmr_divisor: 225,
-        see_quiet: -60,
-        see_capture: -100,
-        razor_margin: 0,
-    };
+    /// A Stockfish 15.1 net: Stockfish's own units.
+    pub const NNUE: Params = Params { scale: 1000 };
 
-    /// The margins for a Stockfish 15.1 net (its internal units: a pawn is
-    /// about 208 in the endgame, 126 in the middlegame).
-    pub const NNUE: Params = Params {
-        aspiration: 40,
-        rfp_margin: 60,
-        futility_base: 180,
-        futility_margin: 160,
-        nmp_divisor: 400,
-        qs_delta: 400,
-        piece_values: [208, 781, 825, 1276, 2538],
-        lmr_base: 100,
-        lmr_divisor: 225,
-        see_quiet: -60,
-        see_capture: -100,
-        razor_margin: 0,
-    };
+    /// The hand-written evaluation: Stockfish's margins as centipawns.
+    pub const HAND_WRITTEN: Params = Params { scale: 1000 };
 
-    /// The value of a captured `role` for delta pruning.
-    #[inline]
-    pub fn piece_value(&self, role: Role) -> i32 {
-        match role {
-            Role::Pawn => self.piece_values[0],
-            Role::Knight => self.piece_values[1],
-            Role::Bishop => self.piece_values[2],
-            Role::Rook => self.piece_values[3],
-            Role::Queen => self.piece_values[4],
-            Role::King => 0,
-        }
+    /// kibitz's own net: Stockfish's margins as centipawns.
+    pub const BUILT_IN: Params = Params { scale: 1000 };
+
+    /// `sf`, a margin in Stockfish's internal units, in the evaluation's.
+    #[inline(always)]
+    pub const fn v(self, sf: i32) -> i32 {
+        sf * self.scale / 1000
+    }
+
+    /// A history or statistics value `h` divided by `divisor` as Stockfish
+    /// divides it to weigh it against its evaluation, in the evaluation's
+    /// units.
+    #[inline(always)]
+    pub const fn history(self, h: i32, divisor: i32) -> i32 {
+        h * self.scale / (divisor * 1000)
+    }
+
+    /// `e`, in the evaluation's units, in Stockfish's internal units.
+    #[inline(always)]
+    pub const fn to_sf(self, e: i32) -> i32 {
+        e * 1000 / self.scale
     }
 }
 
@@ -124,7 +95,8 @@ impl Evaluator {
     /// The margins tuned for this evaluation's scale.
     pub fn params(&self) -> Params {
         match self {
-            Evaluator::HandWritten(_) | Evaluator::Small(_) => Params::HAND_WRITTEN,
+            Evaluator::HandWritten(_) => Params::HAND_WRITTEN,
+            Evaluator::Small(_) => Params::BUILT_IN,
             Evaluator::Nnue(_) => Params::NNUE,
         }
     }
@@ -157,6 +129,42 @@ impl Evaluator {
                 let v = e.evaluate(pos);
                 let v = v * (200 - (pos.rule50() as i32).min(200)) / 200;
                 v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+            }
+        }
+    }
+
+    /// The static evaluation of `pos` (not in check) as the search uses it,
+    /// and its "complexity", both in the evaluation's units. With
+    /// Stockfish's net this is Stockfish 15.1's `Eval::evaluate`: the net's
+    /// complexity blended with how far it strays from the material and
+    /// piece-square values, and the side to move's `optimism` (set from the
+    /// root's score by the search, 0 outside it) added in proportion. The
+    /// other evaluations take no optimism; their complexity is how far they
+    /// stray from the material and piece-square values.
+    #[inline]
+    pub fn evaluate_in_search(&mut self, pos: &Position, optimism: i32) -> (i32, i32) {
+        let psq = pos.psq().eg;
+        let psq = if pos.side_to_move() == crate::chess::types::Color::White { psq } else { -psq };
+        match self {
+            Evaluator::Nnue(e) => {
+                let (nnue, net_complexity) = e.evaluate_adjusted_complexity(pos);
+                // The piece-square values are centipawns of material; in
+                // Stockfish's units a pawn is 208 in the endgame.
+                let psq = psq * 208 / 100;
+                let blend = 416 * net_complexity
+                    + 424 * (psq - nnue).abs()
+                    + if optimism > 0 { optimism * (psq - nnue) } else { 0 };
+                let complexity = blend / 1024;
+                let optimism = optimism * (269 + complexity) / 256;
+                let scale = 1064 + 106 * stockfish_non_pawn_material(pos) / 5120;
+                let v = (nnue * scale + optimism * (scale - 754)) / 1024;
+                let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
+                (v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1), complexity)
+            }
+            _ => {
+                let v = self.evaluate(pos);
+                let psq = Params::v(self.params(), psq * 208 / 100);
+                (v, (v - psq).abs())
             }
         }
     }

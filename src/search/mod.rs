@@ -7,6 +7,7 @@
 pub mod bench;
 pub mod evaluator;
 pub mod hce;
+pub mod history;
 pub mod movepick;
 #[allow(clippy::module_inception)]
 pub mod search;

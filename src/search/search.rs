@@ -1,6 +1,19 @@
-//! The search: iterative deepening, principal variation search with
-//! aspiration windows, a transposition table, quiescence, null-move
-//! pruning, late-move reductions, check extensions and mate distances.
+//! The search, after Stockfish 15.1's: iterative deepening with aspiration
+//! windows, principal variation search, a transposition table that keeps
+//! whether a node is or was on the principal variation, quiescence, and
+//! Stockfish's pruning, reductions and extensions, each step numbered as in
+//! Stockfish's `search()`: razoring, futility of the node (reverse
+//! futility), null move with verification, ProbCut, internal iterative
+//! reductions, move-count, futility, continuation-history and exchange
+//! pruning of moves by their reduced depth, singular, double and negative
+//! extensions with multi-cut, late-move reductions driven by the histories
+//! (butterfly, continuation and capture: [`history`](super::history)), and
+//! a quiescence search that prunes by futility and move count.
+//!
+//! Stockfish's margins are in its internal units; an evaluation on another
+//! scale (the hand-written one, kibitz's own net) has them converted
+//! ([`Params`]). Techniques can be switched off for measurements with the
+//! environment variable `KIBITZ_SEARCH_OFF` (docs/TUNING.md).
 //!
 //! A [`Searcher`] belongs to one thread and owns its table, history and
 //! stacks; nothing is shared, so there are no locks. At a fixed depth (or
@@ -28,15 +41,16 @@ use std::{
 
 use crate::{
     chess::{
-        mv::{Move, MoveList},
+        mv::{MAX_MOVES, Move},
         position::Position,
-        types::{Piece, Role},
+        types::{Color, Piece, Square},
     },
     nnue::Net,
     search::{
         evaluator::{Evaluator, Params},
-        movepick::{HISTORY_MAX, History, MovePicker},
-        tt::{Bound, TableError, TranspositionTable},
+        history::{Histories, NO_CONTINUATION, continuation_index, stat_bonus},
+        movepick::{Continuations, MovePicker, captured_kind, generation_key},
+        tt::{Bound, DEPTH_NONE, TableError, TranspositionTable, VALUE_NONE},
     },
 };
 
@@ -137,19 +151,138 @@ impl NodeType for NonPv {
     const ROOT: bool = false;
 }
 
-// Tuned constants. The margins in evaluation units are in [`Params`], one
-// set per evaluation scale.
-const RFP_DEPTH: i32 = 7;
-const NMP_MIN_DEPTH: i32 = 3;
-const FUTILITY_DEPTH: i32 = 6;
-const LMP_DEPTH: i32 = 6;
+/// Frames before the root the search reads (a node reads its ancestors up
+/// to six plies back), and after the deepest node (it clears its
+/// grandchildren's killers).
+const FRAMES_BEFORE: usize = 7;
+const FRAMES: usize = FRAMES_BEFORE + MAX_PLY + 3;
 
-#[derive(Clone, Copy, Default)]
-struct StackEntry {
-    eval: i32,
-    /// The move that led to the next ply, as (piece, destination).
-    moved: Option<(Piece, u8)>,
+/// What the search keeps of each ply on its way down (Stockfish's
+/// `Search::Stack`).
+#[derive(Clone, Copy)]
+struct Frame {
+    /// The static evaluation, or [`VALUE_NONE`] in check.
+    static_eval: i32,
+    /// The move made from this ply (`Move::NULL` for a null move), if any.
+    current: Option<Move>,
+    /// Its continuation table ([`NO_CONTINUATION`] for none or a null
+    /// move).
+    cont: usize,
+    /// The piece that stands on the move's destination after it, and the
+    /// destination (the previous move, as the child sees it).
+    moved: Option<(Piece, Square)>,
+    move_count: i32,
+    in_check: bool,
+    /// On the principal variation now or in an earlier search of the node.
+    tt_pv: bool,
+    tt_hit: bool,
+    /// The move a singular-extension search leaves out.
+    excluded: Option<Move>,
+    killers: [Option<Move>; 2],
+    stat_score: i32,
+    double_extensions: i32,
+    cutoff_count: i32,
 }
+
+impl Default for Frame {
+    fn default() -> Frame {
+        Frame {
+            static_eval: VALUE_NONE,
+            current: None,
+            cont: NO_CONTINUATION,
+            moved: None,
+            move_count: 0,
+            in_check: false,
+            tt_pv: false,
+            tt_hit: false,
+            excluded: None,
+            killers: [None; 2],
+            stat_score: 0,
+            double_extensions: 0,
+            cutoff_count: 0,
+        }
+    }
+}
+
+impl Frame {
+    /// The move made from this ply, when it is a real one (not a null
+    /// move, not before the root).
+    #[inline]
+    fn real_move(&self) -> Option<Move> {
+        self.current.filter(|m| *m != Move::NULL)
+    }
+}
+
+/// Techniques the search can leave out, for measuring what each is worth:
+/// the names `KIBITZ_SEARCH_OFF` takes (comma-separated).
+pub const SWITCHES: [&str; 17] = [
+    "razoring",
+    "reverse-futility",
+    "null-move",
+    "probcut",
+    "iir",
+    "move-count",
+    "futility",
+    "see",
+    "continuation-pruning",
+    "singular",
+    "check-extension",
+    "lmr-history",
+    "tt-pv",
+    "qs-futility",
+    "eval-bonus",
+    "deeper-search",
+    "optimism",
+];
+
+/// The techniques switched off (bits in [`SWITCHES`]' order).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Switches(u32);
+
+impl Switches {
+    /// Every technique on.
+    pub const ALL: Switches = Switches(0);
+
+    /// The techniques `KIBITZ_SEARCH_OFF` switches off (unknown names are
+    /// ignored).
+    pub fn from_env() -> Switches {
+        let off = std::env::var("KIBITZ_SEARCH_OFF").unwrap_or_default();
+        let mut bits = 0;
+        for name in off.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            if let Some(i) = SWITCHES.iter().position(|s| *s == name) {
+                bits |= 1 << i;
+            }
+        }
+        Switches(bits)
+    }
+
+    #[inline(always)]
+    fn on(self, name_index: usize) -> bool {
+        self.0 & (1 << name_index) == 0
+    }
+}
+
+const RAZORING: usize = 0;
+const REVERSE_FUTILITY: usize = 1;
+const NULL_MOVE: usize = 2;
+const PROBCUT: usize = 3;
+const IIR: usize = 4;
+const MOVE_COUNT: usize = 5;
+const FUTILITY: usize = 6;
+const SEE_PRUNING: usize = 7;
+const CONTINUATION_PRUNING: usize = 8;
+const SINGULAR: usize = 9;
+const CHECK_EXTENSION: usize = 10;
+const LMR_HISTORY: usize = 11;
+const TT_PV: usize = 12;
+const QS_FUTILITY: usize = 13;
+const EVAL_BONUS: usize = 14;
+const DEEPER_SEARCH: usize = 15;
+const OPTIMISM: usize = 16;
+
+/// Piece values of the futility margins (Stockfish 15.1's endgame values,
+/// in its internal units); the king's slot is "nothing captured".
+const PIECE_VALUE_EG: [i32; 6] = [208, 854, 915, 1380, 2682, 0];
 
 /// A single-threaded searcher.
 pub struct Searcher {
@@ -157,13 +290,13 @@ pub struct Searcher {
     pub tt: TranspositionTable,
     eval: Evaluator,
     params: Params,
-    history: Box<History>,
-    counters: Box<[[Option<Move>; 64]; 12]>,
-    killers: [[Option<Move>; 2]; MAX_PLY + 2],
-    stack: [StackEntry; MAX_PLY + 4],
+    switches: Switches,
+    hist: Box<Histories>,
+    frames: Box<[Frame; FRAMES]>,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
-    lmr: Box<[[i32; 64]; 64]>,
+    /// Stockfish's `Reductions`: 20.26 ln(i).
+    reductions: [i32; MAX_MOVES],
     nodes: u64,
     seldepth: usize,
     limits: Limits,
@@ -175,6 +308,21 @@ pub struct Searcher {
     /// Root moves left out of the search (the lines already found by a
     /// multi-PV search).
     excluded: Vec<Move>,
+    /// The root's best move so far: the hash move of the root.
+    root_best: Option<Move>,
+    /// The iteration's depth.
+    root_depth: i32,
+    /// The root window's width (reductions shrink as a node's window
+    /// narrows relative to it).
+    root_delta: i32,
+    /// Null-move pruning is off for `nmp_color` below this ply, during a
+    /// null move's verification search.
+    nmp_min_ply: usize,
+    nmp_color: Color,
+    /// Each side's optimism in Stockfish's units: the side to move at the
+    /// root leans towards its root score (Stockfish's `optimism`, from the
+    /// fourth iteration on).
+    optimism: [i32; 2],
     /// The last completed search's root: its result is exact for the root
     /// move that leads to it in the next search (a game's positions
     /// labelled last to first).
@@ -195,9 +343,38 @@ struct KnownLine {
     pv: Vec<Move>,
 }
 
-fn late_move_limit(depth: i32, improving: bool) -> usize {
+/// Moves searched before quiet moves are pruned by their count.
+#[inline]
+fn futility_move_count(improving: bool, depth: i32) -> i32 {
     let base = 3 + depth * depth;
-    (if improving { base } else { base / 2 }) as usize
+    if improving { base } else { base / 2 }
+}
+
+/// The moves searched at a node, kept for the statistics at its end.
+struct Searched {
+    quiets: [Move; 64],
+    quiet_count: usize,
+    captures: [Move; 32],
+    capture_count: usize,
+}
+
+impl Searched {
+    fn new() -> Searched {
+        Searched {
+            quiets: [Move::NULL; 64],
+            quiet_count: 0,
+            captures: [Move::NULL; 32],
+            capture_count: 0,
+        }
+    }
+
+    fn quiets(&self) -> &[Move] {
+        &self.quiets[..self.quiet_count]
+    }
+
+    fn captures(&self) -> &[Move] {
+        &self.captures[..self.capture_count]
+    }
 }
 
 impl Searcher {
@@ -223,25 +400,27 @@ impl Searcher {
         let tt = TranspositionTable::try_new(hash_mib)?;
         let eval = Evaluator::new(net);
         let params = eval.params();
-        let (base, divisor) =
-            (f64::from(params.lmr_base) / 100.0, f64::from(params.lmr_divisor) / 100.0);
-        let mut lmr = Box::new([[0i32; 64]; 64]);
-        for (d, row) in lmr.iter_mut().enumerate().skip(1) {
-            for (m, r) in row.iter_mut().enumerate().skip(1) {
-                *r = (base + (d as f64).ln() * (m as f64).ln() / divisor) as i32;
-            }
+        let mut reductions = [0i32; MAX_MOVES];
+        for (i, r) in reductions.iter_mut().enumerate().skip(1) {
+            *r = (20.26 * (i as f64).ln()) as i32;
         }
+        // A margin scale other than the evaluation's (`KIBITZ_SEARCH_SCALE`,
+        // units per thousand of Stockfish's), for fitting it.
+        let params = std::env::var("KIBITZ_SEARCH_SCALE")
+            .ok()
+            .and_then(|v| v.parse::<i32>().ok())
+            .filter(|&v| v > 0)
+            .map_or(params, |scale| Params { scale });
         Ok(Searcher {
             tt,
             params,
             eval,
-            history: Box::new([[0; 64]; 12]),
-            counters: Box::new([[None; 64]; 12]),
-            killers: [[None; 2]; MAX_PLY + 2],
-            stack: [StackEntry::default(); MAX_PLY + 4],
+            switches: Switches::from_env(),
+            hist: Box::new(Histories::new()),
+            frames: Box::new([Frame::default(); FRAMES]),
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
-            lmr,
+            reductions,
             nodes: 0,
             seldepth: 0,
             limits: Limits::default(),
@@ -249,9 +428,20 @@ impl Searcher {
             has_move: false,
             stop: Arc::new(AtomicBool::new(false)),
             excluded: Vec::new(),
+            root_best: None,
+            root_depth: 0,
+            root_delta: 1,
+            nmp_min_ply: 0,
+            nmp_color: Color::White,
+            optimism: [0; 2],
             last_root: None,
             known: None,
         })
+    }
+
+    /// The techniques switched off (see [`SWITCHES`]).
+    pub fn set_switches(&mut self, switches: Switches) {
+        self.switches = switches;
     }
 
     /// The flag another thread sets to stop the search. A search does not
@@ -261,15 +451,12 @@ impl Searcher {
         self.stop.clone()
     }
 
-    /// Forgets everything learned (table, history, killers, evaluation
-    /// caches): the state of a new searcher, so the next search is
-    /// reproducible.
+    /// Forgets everything learned (table, histories, evaluation caches):
+    /// the state of a new searcher, so the next search is reproducible.
     pub fn new_game(&mut self) {
         self.tt.clear();
         self.eval.clear();
-        self.history.iter_mut().for_each(|r| r.fill(0));
-        self.counters.iter_mut().for_each(|r| r.fill(None));
-        self.killers = [[None; 2]; MAX_PLY + 2];
+        self.hist.clear();
         self.last_root = None;
         self.known = None;
     }
@@ -343,12 +530,13 @@ impl Searcher {
         self.seldepth = 0;
         self.stopped = false;
         self.has_move = false;
+        self.nmp_min_ply = 0;
+        self.optimism = [0; 2];
         // The stop flag is not cleared here: a stop sent before this thread
         // got this far must still stop it. The caller clears it before
         // starting a search.
         self.tt.new_search();
-        self.killers = [[None; 2]; MAX_PLY + 2];
-        self.stack = [StackEntry::default(); MAX_PLY + 4];
+        *self.frames = [Frame::default(); FRAMES];
         // Only a plain search (no root move left out) leaves its root for
         // the next, or takes the last one's.
         let plain = self.excluded.is_empty();
@@ -360,26 +548,55 @@ impl Searcher {
             result.score = if pos.in_check() { -MATE } else { 0 };
             return result;
         }
+        // The first move of Stockfish's generation order is the root's hash
+        // move until an iteration finds a best one.
+        self.root_best = root_moves
+            .iter()
+            .copied()
+            .filter(|m| !self.excluded.contains(m))
+            .min_by_key(|&m| generation_key(pos, m));
         let max_depth = limits.depth.unwrap_or(MAX_PLY as i32 - 1).clamp(1, MAX_PLY as i32 - 1);
+        let p = self.params;
         let mut score = 0;
+        let mut average = -INFINITE;
         for depth in 1..=max_depth {
-            let mut delta = self.params.aspiration;
-            let (mut alpha, mut beta) =
-                if depth >= 5 { (score - delta, score + delta) } else { (-INFINITE, INFINITE) };
+            self.root_depth = depth;
+            // Step 1 of the iteration: an aspiration window around the
+            // average of the last iterations' scores, wider as they stray
+            // from zero.
+            let (mut alpha, mut beta, mut delta) = (-INFINITE, INFINITE, p.v(10));
+            if depth >= 4 {
+                let prev = p.to_sf(average);
+                delta = p.v(10 + prev * prev / 15620).max(1);
+                alpha = (average - delta).max(-INFINITE);
+                beta = (average + delta).min(INFINITE);
+                if self.switches.on(OPTIMISM) {
+                    let us = pos.side_to_move() as usize;
+                    let opt = 118 * prev / (prev.abs() + 169);
+                    self.optimism[us] = opt;
+                    self.optimism[1 - us] = -opt;
+                }
+            }
+            let mut failed_high = 0;
             let s = loop {
-                let s = self.alpha_beta::<Root>(pos, depth, alpha, beta, 0, false);
+                // After a fail high, a shallower search finds the better
+                // score sooner.
+                let adjusted = (depth - failed_high).max(1);
+                let s = self.alpha_beta::<Root>(pos, adjusted, alpha, beta, 0, false);
                 if self.stopped {
                     break s;
                 }
                 if s <= alpha {
                     beta = (alpha + beta) / 2;
                     alpha = (s - delta).max(-INFINITE);
+                    failed_high = 0;
                 } else if s >= beta {
                     beta = (s + delta).min(INFINITE);
+                    failed_high += 1;
                 } else {
                     break s;
                 }
-                delta += delta / 2 + self.params.aspiration / 2;
+                delta += delta / 4 + p.v(2).max(1);
             };
             if self.stopped && result.best.is_some() {
                 break;
@@ -387,6 +604,8 @@ impl Searcher {
             let pv: Vec<Move> = self.pv[0][..self.pv_len[0]].iter().flatten().copied().collect();
             let Some(&best) = pv.first() else { break };
             score = s;
+            average = if average == -INFINITE { s } else { (2 * s + average) / 3 };
+            self.root_best = Some(best);
             self.has_move = true;
             result = SearchResult {
                 best: Some(best),
@@ -444,7 +663,6 @@ impl Searcher {
             self.pv[1][1 + i] = Some(m);
         }
         self.pv_len[1] = 1 + len;
-        self.nodes += 1;
         Some(-child)
     }
 
@@ -489,11 +707,119 @@ impl Searcher {
             || pos.has_insufficient_material()
     }
 
-    fn update_history(&mut self, pos: &Position, m: Move, bonus: i32) {
-        let Some(piece) = pos.piece_on(m.from()) else { return };
-        let entry = &mut self.history[piece.to_usize()][m.to().to_usize()];
-        // Gravity: the entry moves towards ±HISTORY_MAX and saturates there.
-        *entry += bonus - *entry * bonus.abs() / HISTORY_MAX;
+    /// The reduction of the `moves`-th move at `depth` (Stockfish's
+    /// `reduction`): larger for later moves and deeper nodes, smaller as
+    /// the node's window is wide against the root's.
+    #[inline]
+    fn reduction(&self, improving: bool, depth: i32, moves: i32, delta: i32) -> i32 {
+        let r = self.reductions[depth.clamp(0, MAX_MOVES as i32 - 1) as usize]
+            * self.reductions[moves.clamp(0, MAX_MOVES as i32 - 1) as usize];
+        (r + 1642 - delta * 1024 / self.root_delta.max(1)) / 1024 + i32::from(!improving && r > 916)
+    }
+
+    /// Adds `bonus` to the continuation histories of the move (`piece` to
+    /// `to`) made at frame `at`, after the moves one, two, four and six
+    /// plies before it (only the first two when in check).
+    fn update_continuations(&mut self, at: usize, piece: Piece, to: Square, bonus: i32) {
+        let in_check = self.frames[at].in_check;
+        for i in [1, 2, 4, 6] {
+            if in_check && i > 2 {
+                break;
+            }
+            if self.frames[at - i].real_move().is_some() {
+                let table = self.frames[at - i].cont;
+                self.hist.update_continuation(table, piece, to, bonus);
+            }
+        }
+    }
+
+    /// A quiet move that caused a cutoff: a killer, and its histories and
+    /// the counter move of the previous move raised.
+    fn update_quiet_stats(&mut self, pos: &Position, at: usize, m: Move, bonus: i32) {
+        let f = &mut self.frames[at];
+        if f.killers[0] != Some(m) {
+            f.killers[1] = f.killers[0];
+            f.killers[0] = Some(m);
+        }
+        self.hist.update_main(pos.side_to_move(), m, bonus);
+        if let Some(piece) = pos.moved_piece(m) {
+            self.update_continuations(at, piece, m.to(), bonus);
+        }
+        if let Some((p, sq)) = self.frames[at - 1].moved {
+            self.hist.counters[p.to_usize()][sq.to_usize()] = Some(m);
+        }
+    }
+
+    /// The statistics at the end of a node that found a best move: it is
+    /// raised, the other moves searched lowered (Stockfish's
+    /// `update_all_stats`).
+    #[allow(clippy::too_many_arguments)]
+    fn update_all_stats(
+        &mut self,
+        pos: &Position,
+        at: usize,
+        best: Move,
+        best_value: i32,
+        beta: i32,
+        searched: &Searched,
+        depth: i32,
+    ) {
+        let us = pos.side_to_move();
+        let bonus1 = stat_bonus(depth + 1);
+        if !pos.is_capture(best) {
+            let bonus2 =
+                if best_value > beta + self.params.v(137) { bonus1 } else { stat_bonus(depth) };
+            self.update_quiet_stats(pos, at, best, bonus2);
+            for &q in searched.quiets() {
+                self.hist.update_main(us, q, -bonus2);
+                if let Some(piece) = pos.moved_piece(q) {
+                    self.update_continuations(at, piece, q.to(), -bonus2);
+                }
+            }
+        } else if let Some(piece) = pos.moved_piece(best) {
+            self.hist.update_capture(piece, best.to(), captured_kind(pos, best), bonus1);
+        }
+        // An early quiet move of the previous ply that this refutes.
+        let prev = self.frames[at - 1];
+        if (prev.move_count == 1 + i32::from(prev.tt_hit)
+            || (prev.current.is_some() && prev.current == prev.killers[0]))
+            && pos.captured_piece().is_none()
+            && let Some((p, sq)) = prev.moved
+        {
+            self.update_continuations(at - 1, p, sq, -bonus1);
+        }
+        for &c in searched.captures() {
+            if let Some(piece) = pos.moved_piece(c) {
+                self.hist.update_capture(piece, c.to(), captured_kind(pos, c), -bonus1);
+            }
+        }
+    }
+
+    /// The continuation tables of the node at frame `at`.
+    #[inline]
+    fn continuations(&self, at: usize) -> Continuations {
+        let f = &self.frames;
+        Continuations([f[at - 1].cont, f[at - 2].cont, f[at - 4].cont, f[at - 6].cont])
+    }
+
+    /// The static evaluation of a node and its complexity, with the side
+    /// to move's optimism.
+    #[inline]
+    fn evaluate_node(&mut self, pos: &Position) -> (i32, i32) {
+        let optimism = self.optimism[pos.side_to_move() as usize];
+        self.eval.evaluate_in_search(pos, optimism)
+    }
+
+    /// How far the static evaluation strays from the material and
+    /// piece-square values (Stockfish's "complexity" of a position), in
+    /// the evaluation's units.
+    #[inline]
+    fn complexity(&self, pos: &Position, static_eval: i32) -> i32 {
+        let psq = pos.psq().eg;
+        let psq = if pos.side_to_move() == Color::White { psq } else { -psq };
+        // The piece-square values are centipawns of material; in the
+        // evaluation's units a pawn is 208 of Stockfish's.
+        (static_eval - self.params.v(psq * 208 / 100)).abs()
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -507,282 +833,679 @@ impl Searcher {
         cut_node: bool,
     ) -> i32 {
         if depth <= 0 {
-            return self.quiescence::<NT>(pos, alpha, beta, ply, 0);
+            return if NT::PV {
+                self.quiescence::<Pv>(pos, alpha, beta, ply, 0)
+            } else {
+                self.quiescence::<NonPv>(pos, alpha, beta, ply, 0)
+            };
         }
-        self.nodes += 1;
         self.pv_len[ply] = ply;
         if self.check_stop() {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
+        let p = self.params;
+        let on = self.switches;
+        let max_next_depth = if NT::ROOT { depth } else { depth + 1 };
+        let at = ply + FRAMES_BEFORE;
 
-        // Step 1. Draws and the ply limit; mate distance pruning.
+        // Step 1. Initialize the node.
+        let in_check = pos.in_check();
+        let prior_capture = pos.captured_piece().is_some();
+        let us = pos.side_to_move();
+        self.frames[at].in_check = in_check;
+        self.frames[at].move_count = 0;
+        let mut best_value = -INFINITE;
+        let max_value = INFINITE;
+
         if !NT::ROOT {
+            // Step 2. Draws and the ply limit.
             if self.is_draw(pos, ply) {
                 return 0;
             }
             if ply >= MAX_PLY - 1 {
-                return if pos.in_check() { 0 } else { self.evaluate(pos) };
+                return if in_check { 0 } else { self.evaluate_node(pos).0 };
             }
+            // Step 3. Mate distance pruning.
             alpha = alpha.max(-MATE + ply as i32);
             beta = beta.min(MATE - ply as i32 - 1);
             if alpha >= beta {
                 return alpha;
             }
+        } else {
+            self.root_delta = beta - alpha;
         }
-        let in_check = pos.in_check();
+        self.frames[at + 1].tt_pv = false;
+        self.frames[at + 1].excluded = None;
+        self.frames[at + 2].killers = [None; 2];
+        self.frames[at + 2].cutoff_count = 0;
+        self.frames[at].double_extensions = self.frames[at - 1].double_extensions;
+        let prev = self.frames[at - 1].moved;
+        if !NT::ROOT {
+            self.frames[at + 2].stat_score = 0;
+        }
 
-        // Step 2. The transposition table.
-        let key = pos.key();
+        // Step 4. The transposition table. A search that leaves a move out
+        // stores under its own key.
+        let excluded = self.frames[at].excluded;
+        let key = match excluded {
+            None => pos.key(),
+            Some(m) => pos.key() ^ (u64::from(m.to_u16()).wrapping_mul(0x9e37_79b9_7f4a_7c15)),
+        };
         let hit = self.tt.probe(key);
-        let tt_move = hit.and_then(|h| h.mv);
+        self.frames[at].tt_hit = hit.is_some();
+        let tt_value = match hit {
+            Some(h) if h.bound != Bound::None => score_from_tt(h.score, ply, pos.rule50()),
+            _ => VALUE_NONE,
+        };
+        let tt_move = if NT::ROOT {
+            hit.and_then(|h| h.mv)
+                .filter(|m| !self.excluded.contains(m) && pos.is_legal(*m))
+                .or(self.root_best)
+        } else {
+            hit.and_then(|h| h.mv).filter(|&m| pos.is_legal(m))
+        };
+        let tt_capture = tt_move.is_some_and(|m| pos.is_capture(m));
+        if excluded.is_none() {
+            self.frames[at].tt_pv = NT::PV || (on.on(TT_PV) && hit.is_some_and(|h| h.pv));
+        }
+        let tt_pv = self.frames[at].tt_pv;
         if !NT::PV
             && let Some(h) = hit
-            && h.depth >= depth
+            && h.depth > depth - i32::from(h.bound == Bound::Exact)
+            && tt_value != VALUE_NONE
+            && h.bound.cuts(tt_value, beta)
         {
-            let s = score_from_tt(h.score, ply);
-            let usable = match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-                Bound::None => false,
-            };
-            if usable {
-                return s;
+            if let Some(m) = tt_move {
+                if tt_value >= beta {
+                    if !tt_capture {
+                        self.update_quiet_stats(pos, at, m, stat_bonus(depth));
+                    }
+                    if self.frames[at - 1].move_count <= 2
+                        && !prior_capture
+                        && let Some((pc, sq)) = prev
+                    {
+                        self.update_continuations(at - 1, pc, sq, -stat_bonus(depth + 1));
+                    }
+                } else if !tt_capture {
+                    let penalty = -stat_bonus(depth);
+                    self.hist.update_main(us, m, penalty);
+                    if let Some(piece) = pos.moved_piece(m) {
+                        self.update_continuations(at, piece, m.to(), penalty);
+                    }
+                }
+            }
+            // Near the 50-move rule the table's result may not hold.
+            if pos.rule50() < 90 {
+                return tt_value;
             }
         }
 
-        // Step 3. Static evaluation.
-        let eval = if in_check {
-            -INFINITE
-        } else if let Some(h) = hit {
-            h.eval
+        // Step 6. The static evaluation; a table score bounds it.
+        let (static_eval, eval, improving, improvement, complexity) = if in_check {
+            (VALUE_NONE, VALUE_NONE, false, 0, 0)
         } else {
-            self.evaluate(pos)
-        };
-        self.stack[ply].eval = eval;
-        let improving = !in_check && ply >= 2 && eval > self.stack[ply - 2].eval;
-        let us = pos.side_to_move();
-
-        if !NT::PV && !in_check {
-            // Step 4. Razoring: far below alpha, only captures can save
-            // the node; if quiescence agrees, trust it.
-            if self.params.razor_margin > 0
-                && depth <= 3
-                && eval + self.params.razor_margin * (1 + depth * depth) < alpha
+            let (static_eval, complexity) = match hit {
+                Some(h) if h.eval != VALUE_NONE => (h.eval, self.complexity(pos, h.eval)),
+                Some(_) => self.evaluate_node(pos),
+                None => {
+                    let (s, c) = self.evaluate_node(pos);
+                    if excluded.is_none() {
+                        self.tt.store(key, None, VALUE_NONE, tt_pv, Bound::None, DEPTH_NONE, s);
+                    }
+                    (s, c)
+                }
+            };
+            let mut eval = static_eval;
+            if let Some(h) = hit
+                && tt_value != VALUE_NONE
+                && h.bound.has(if tt_value > eval { Bound::Lower } else { Bound::Upper })
             {
-                let s = self.quiescence::<NonPv>(pos, alpha - 1, alpha, ply, 0);
-                if s < alpha {
-                    return s;
+                eval = tt_value;
+            }
+            let improvement = if self.frames[at - 2].static_eval != VALUE_NONE {
+                static_eval - self.frames[at - 2].static_eval
+            } else if self.frames[at - 4].static_eval != VALUE_NONE {
+                static_eval - self.frames[at - 4].static_eval
+            } else {
+                p.v(168)
+            };
+            (static_eval, eval, improvement > 0, improvement, complexity)
+        };
+        self.frames[at].static_eval = static_eval;
+
+        // The static evaluation's change orders the previous quiet move.
+        if on.on(EVAL_BONUS)
+            && !in_check
+            && !prior_capture
+            && let Some(m) = self.frames[at - 1].real_move()
+            && !self.frames[at - 1].in_check
+            && self.frames[at - 1].static_eval != VALUE_NONE
+        {
+            let sum = p.to_sf(self.frames[at - 1].static_eval + static_eval);
+            self.hist.update_main(!us, m, (-19 * sum).clamp(-1914, 1914));
+        }
+
+        if !in_check {
+            // Step 7. Razoring: far below alpha, only a capture can save
+            // the node; if quiescence agrees, trust it.
+            if on.on(RAZORING) && eval < alpha - p.v(369) - p.v(254) * depth * depth {
+                let v = self.quiescence::<NonPv>(pos, alpha - 1, alpha, ply, 0);
+                if self.stopped {
+                    return 0;
+                }
+                if v < alpha {
+                    return v;
                 }
             }
-            // Step 4b. Reverse futility: far above beta at low depth.
-            if depth <= RFP_DEPTH
-                && eval - self.params.rfp_margin * (depth - i32::from(improving)) >= beta
-                && eval < MATE_BOUND
+
+            // Step 8. Futility pruning of the node (reverse futility): far
+            // above beta at a low depth.
+            if on.on(REVERSE_FUTILITY)
+                && !tt_pv
+                && depth < 8
+                && eval
+                    - p.v(165) * (depth - i32::from(improving))
+                    - p.history(self.frames[at - 1].stat_score, 303)
+                    >= beta
+                && eval >= beta
+                && eval < p.v(28_031).min(MATE_BOUND - 1)
             {
                 return eval;
             }
-            // Step 5. Null move: passing still holds beta, so a real move
-            // will too (not in zugzwang-prone pawn endings).
-            if depth >= NMP_MIN_DEPTH
+
+            // Step 9. Null move with a verification search at high depths.
+            if on.on(NULL_MOVE)
+                && !NT::PV
+                && self.frames[at - 1].current != Some(Move::NULL)
+                && self.frames[at - 1].stat_score < 17_139
                 && eval >= beta
+                && eval >= static_eval
+                && static_eval
+                    >= beta - p.v(20) * depth - improvement / 13 + p.v(233) + complexity / 25
+                && excluded.is_none()
                 && pos.non_pawn_material(us) > 0
-                && pos.plies_from_null() > 0
-                && ply > 0
-                && self.stack[ply - 1].moved.is_some()
+                && (ply >= self.nmp_min_ply || us != self.nmp_color)
             {
-                let r = 3 + depth / 4 + ((eval - beta) / self.params.nmp_divisor).min(3);
+                let r = ((eval - beta) / p.v(168).max(1)).min(7) + depth / 3 + 4
+                    - i32::from(complexity > p.v(861));
+                self.frames[at].current = Some(Move::NULL);
+                self.frames[at].cont = NO_CONTINUATION;
+                self.frames[at].moved = None;
                 pos.do_null_move();
-                self.stack[ply].moved = None;
-                let s =
+                let null_value =
                     -self.alpha_beta::<NonPv>(pos, depth - r, -beta, -beta + 1, ply + 1, !cut_node);
                 pos.undo_null_move();
                 if self.stopped {
                     return 0;
                 }
-                if s >= beta {
-                    return if s >= MATE_BOUND { beta } else { s };
+                if null_value >= beta {
+                    // An unproven mate is not returned.
+                    let null_value = if null_value >= MATE_BOUND { beta } else { null_value };
+                    if self.nmp_min_ply != 0 || (beta.abs() < p.v(10_000) && depth < 14) {
+                        return null_value;
+                    }
+                    // The verification search, with null moves off for us
+                    // below this ply.
+                    self.nmp_min_ply = ply + (3 * (depth - r) / 4).max(0) as usize;
+                    self.nmp_color = us;
+                    let v = self.alpha_beta::<NonPv>(pos, depth - r, beta - 1, beta, ply, false);
+                    self.nmp_min_ply = 0;
+                    if self.stopped {
+                        return 0;
+                    }
+                    if v >= beta {
+                        return null_value;
+                    }
                 }
             }
-        }
 
-        // Step 6. Without a hash move, search a little shallower.
-        if depth >= 4 && tt_move.is_none() && (NT::PV || cut_node) {
-            depth -= 1;
-        }
-
-        // Step 7. The moves.
-        let counter = if ply > 0 {
-            self.stack[ply - 1]
-                .moved
-                .and_then(|(p, to)| self.counters[p.to_usize()][usize::from(to)])
-        } else {
-            None
-        };
-        let killers = self.killers[ply];
-        let mut picker = MovePicker::new(pos, tt_move, killers, counter);
-        let mut best_score = -INFINITE;
-        let mut best_move: Option<Move> = None;
-        let mut moves_seen = 0usize;
-        let mut moves_searched = 0usize;
-        let mut quiets_tried = MoveList::new();
-        let original_alpha = alpha;
-
-        while let Some(m) = picker.next(pos, &self.history) {
-            if NT::ROOT && self.excluded.contains(&m) {
-                continue;
-            }
-            moves_seen += 1;
-            self.tt.prefetch(pos.key_after(m));
-            let tactical = pos.is_capture_or_promotion(m);
-            let gives_check = pos.gives_check(m);
-
-            // Step 8. Shallow pruning, once a move has a real score.
-            if !NT::ROOT && best_score > -MATE_BOUND && pos.non_pawn_material(us) > 0 {
-                if !tactical && !gives_check {
-                    if depth <= LMP_DEPTH && moves_searched >= late_move_limit(depth, improving) {
+            // Step 10. ProbCut: a good capture whose reduced search holds a
+            // margin above beta refutes the previous move.
+            let probcut_beta = beta + p.v(191) - p.v(54) * i32::from(improving);
+            if on.on(PROBCUT)
+                && !NT::PV
+                && depth > 4
+                && beta.abs() < MATE_BOUND
+                && !hit.is_some_and(|h| {
+                    h.depth >= depth - 3 && tt_value != VALUE_NONE && tt_value < probcut_beta
+                })
+            {
+                let threshold = p.to_sf(probcut_beta - static_eval);
+                let mut picker = MovePicker::probcut(pos, tt_move, threshold);
+                let cont = self.continuations(at);
+                while let Some(m) = picker.next(pos, &self.hist, &cont, false) {
+                    if Some(m) == excluded {
                         continue;
                     }
-                    if !in_check
-                        && depth <= FUTILITY_DEPTH
-                        && eval + self.params.futility_base + self.params.futility_margin * depth
+                    let piece = pos.moved_piece(m).unwrap_or(Piece::WhitePawn);
+                    self.frames[at].current = Some(m);
+                    self.frames[at].cont = continuation_index(in_check, true, piece, m.to());
+                    self.nodes += 1;
+                    pos.do_move(m);
+                    self.frames[at].moved = pos.piece_on(m.to()).map(|pc| (pc, m.to()));
+                    let mut v = -self.quiescence::<NonPv>(
+                        pos,
+                        -probcut_beta,
+                        -probcut_beta + 1,
+                        ply + 1,
+                        0,
+                    );
+                    if v >= probcut_beta {
+                        v = -self.alpha_beta::<NonPv>(
+                            pos,
+                            depth - 4,
+                            -probcut_beta,
+                            -probcut_beta + 1,
+                            ply + 1,
+                            !cut_node,
+                        );
+                    }
+                    pos.undo_move(m);
+                    if self.stopped {
+                        return 0;
+                    }
+                    if v >= probcut_beta {
+                        let stored = score_to_tt(v, ply);
+                        self.tt.store(
+                            key,
+                            Some(m),
+                            stored,
+                            tt_pv,
+                            Bound::Lower,
+                            depth - 3,
+                            static_eval,
+                        );
+                        return v;
+                    }
+                }
+            }
+
+            // Step 11. Internal iterative reductions: a principal-variation
+            // node the table does not know searches shallower first.
+            if on.on(IIR) && NT::PV && tt_move.is_none() {
+                depth -= 3;
+            }
+            if depth <= 0 {
+                return self.quiescence::<Pv>(pos, alpha, beta, ply, 0);
+            }
+            if on.on(IIR) && cut_node && depth >= 9 && tt_move.is_none() {
+                depth -= 2;
+            }
+        }
+
+        // Step 12. In check, a table capture far above beta cuts.
+        let probcut_beta = beta + p.v(417);
+        if in_check
+            && !NT::PV
+            && depth >= 2
+            && tt_capture
+            && let Some(h) = hit
+            && h.bound.has(Bound::Lower)
+            && h.depth >= depth - 3
+            && tt_value >= probcut_beta
+            && tt_value.abs() <= p.v(10_000)
+            && beta.abs() <= p.v(10_000)
+        {
+            return probcut_beta;
+        }
+
+        // Step 13. The moves.
+        let cont = self.continuations(at);
+        let counter = prev.and_then(|(pc, sq)| self.hist.counters[pc.to_usize()][sq.to_usize()]);
+        let killers = self.frames[at].killers;
+        let mut picker = MovePicker::new(pos, tt_move, depth, killers, counter);
+        let mut move_count = 0i32;
+        let mut move_count_pruning = false;
+        let mut singular_quiet_lmr = false;
+        let mut best_move: Option<Move> = None;
+        let mut searched = Searched::new();
+        let original_alpha = alpha;
+        // A principal-variation node that the table says is likely to fail
+        // low.
+        let likely_fail_low = NT::PV
+            && tt_move.is_some()
+            && hit.is_some_and(|h| h.bound.has(Bound::Upper) && h.depth >= depth);
+
+        while let Some(m) = picker.next(pos, &self.hist, &cont, move_count_pruning) {
+            if Some(m) == excluded || (NT::ROOT && self.excluded.contains(&m)) {
+                continue;
+            }
+            move_count += 1;
+            self.frames[at].move_count = move_count;
+            let capture = pos.is_capture(m);
+            let piece = pos.moved_piece(m).unwrap_or(Piece::WhitePawn);
+            let gives_check = pos.gives_check(m);
+            let mut new_depth = depth - 1;
+            let delta = beta - alpha;
+
+            // Step 14. Pruning at shallow depth, by the depth the move's
+            // late-move reduction would leave.
+            if !NT::ROOT && pos.non_pawn_material(us) > 0 && best_value > -MATE_BOUND {
+                move_count_pruning =
+                    on.on(MOVE_COUNT) && move_count >= futility_move_count(improving, depth);
+                let lmr_depth =
+                    (new_depth - self.reduction(improving, depth, move_count, delta)).max(0);
+                if capture || gives_check {
+                    // Futility of captures.
+                    if on.on(FUTILITY) && !gives_check && !NT::PV && lmr_depth < 7 && !in_check {
+                        let kind = captured_kind(pos, m);
+                        let margin = p.v(180)
+                            + p.v(201) * lmr_depth
+                            + p.v(PIECE_VALUE_EG[kind as usize])
+                            + p.history(self.hist.capture(piece, m.to(), kind), 6);
+                        if static_eval + margin < alpha {
+                            continue;
+                        }
+                    }
+                    // Exchanges that lose too much.
+                    if on.on(SEE_PRUNING) && !pos.see_ge(m, -222 * depth) {
+                        continue;
+                    }
+                } else {
+                    let [c1, c2, c4, _] = cont.0;
+                    let mut history = self.hist.continuation(c1, piece, m.to())
+                        + self.hist.continuation(c2, piece, m.to())
+                        + self.hist.continuation(c4, piece, m.to());
+                    // Continuation-history pruning.
+                    if on.on(CONTINUATION_PRUNING) && lmr_depth < 5 && history < -3875 * (depth - 1)
+                    {
+                        continue;
+                    }
+                    history += 2 * self.hist.main(us, m);
+                    // Futility of the move.
+                    if on.on(FUTILITY)
+                        && !in_check
+                        && lmr_depth < 13
+                        && static_eval + p.v(106) + p.v(145) * lmr_depth + p.history(history, 52)
                             <= alpha
                     {
                         continue;
                     }
-                    if depth <= LMP_DEPTH && !pos.see_ge(m, self.params.see_quiet * depth) {
+                    // Quiet moves that lose material.
+                    if on.on(SEE_PRUNING)
+                        && !pos.see_ge(m, -24 * lmr_depth * lmr_depth - 15 * lmr_depth)
+                    {
                         continue;
                     }
-                } else if depth <= LMP_DEPTH && !pos.see_ge(m, self.params.see_capture * depth) {
-                    continue;
                 }
             }
 
-            // Step 9. Check extension.
-            let extension = i32::from(gives_check && ply < 2 * MAX_PLY / 3);
-            let new_depth = depth - 1 + extension;
-            let piece = pos.piece_on(m.from()).unwrap_or(Piece::WhitePawn);
-            let is_killer = killers.contains(&Some(m));
-
-            pos.do_move(m);
-            self.stack[ply].moved = Some((piece, m.to().to_u32() as u8));
-            let known = if NT::ROOT { self.known_child(pos, new_depth) } else { None };
-            let score = if let Some(v) = known {
-                v
-            } else if moves_searched == 0 {
-                if NT::PV {
-                    -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false)
+            // Step 15. Extensions.
+            let mut extension = 0;
+            if (ply as i32) < self.root_depth * 2 {
+                if let Some(h) = hit
+                    && on.on(SINGULAR)
+                    && !NT::ROOT
+                    && depth >= 4 + 2 * i32::from(NT::PV && h.pv)
+                    && Some(m) == tt_move
+                    && excluded.is_none()
+                    && tt_value.abs() < p.v(10_000)
+                    && h.bound.has(Bound::Lower)
+                    && h.depth >= depth - 3
+                {
+                    // Singular extension: if every other move fails low
+                    // against a margin below the table's score, this one
+                    // is the only good move.
+                    let singular_beta =
+                        tt_value - (3 + i32::from(tt_pv && !NT::PV)) * p.v(depth * 1000) / 1000;
+                    let singular_depth = (depth - 1) / 2;
+                    self.frames[at].excluded = Some(m);
+                    let v = self.alpha_beta::<NonPv>(
+                        pos,
+                        singular_depth,
+                        singular_beta - 1,
+                        singular_beta,
+                        ply,
+                        cut_node,
+                    );
+                    self.frames[at].excluded = None;
+                    if self.stopped {
+                        return 0;
+                    }
+                    if v < singular_beta {
+                        extension = 1;
+                        singular_quiet_lmr = !tt_capture;
+                        // Double extensions, at most ten on a line.
+                        if !NT::PV
+                            && v < singular_beta - p.v(25)
+                            && self.frames[at].double_extensions <= 9
+                        {
+                            extension = 2;
+                        }
+                    } else if singular_beta >= beta {
+                        // Multi-cut: another move beats beta too.
+                        return singular_beta;
+                    } else if tt_value >= beta {
+                        extension = -2;
+                    } else if tt_value <= alpha && tt_value <= v {
+                        extension = -1;
+                    }
                 } else {
-                    -self.alpha_beta::<NonPv>(pos, new_depth, -beta, -alpha, ply + 1, !cut_node)
+                    // A check far from equality, deep enough; or the quiet
+                    // hash move of a principal-variation node that is also
+                    // its killer and follows the previous move well.
+                    let check = on.on(CHECK_EXTENSION)
+                        && gives_check
+                        && depth > 9
+                        && (static_eval == VALUE_NONE || static_eval.abs() > p.v(82));
+                    let quiet_tt = NT::PV
+                        && Some(m) == tt_move
+                        && Some(m) == self.frames[at].killers[0]
+                        && self.hist.continuation(cont.0[0], piece, m.to()) >= 5177;
+                    if check || quiet_tt {
+                        extension = 1;
+                    }
                 }
-            } else {
-                // Step 10. Late-move reductions.
-                let mut r = 0;
-                if depth >= 3 && moves_searched >= 2 + usize::from(NT::PV) && !tactical {
-                    r = self.lmr[depth.min(63) as usize][moves_searched.min(63)];
-                    r += i32::from(!NT::PV) + i32::from(cut_node);
-                    r -= i32::from(improving)
-                        + i32::from(is_killer)
-                        + i32::from(gives_check)
-                        + i32::from(in_check);
-                    let h = self.history[piece.to_usize()][m.to().to_usize()];
-                    r -= h / (HISTORY_MAX / 2);
-                    r = r.clamp(0, (new_depth - 1).max(0));
+            }
+            new_depth += extension;
+            self.frames[at].double_extensions =
+                self.frames[at - 1].double_extensions + i32::from(extension == 2);
+
+            self.tt.prefetch(pos.key_after(m));
+            self.frames[at].current = Some(m);
+            self.frames[at].cont = continuation_index(in_check, capture, piece, m.to());
+
+            // Step 16. Make the move.
+            self.nodes += 1;
+            pos.do_move(m);
+            self.frames[at].moved = pos.piece_on(m.to()).map(|pc| (pc, m.to()));
+            let known = if NT::ROOT { self.known_child(pos, new_depth) } else { None };
+            let mut value = -INFINITE;
+            if let Some(v) = known {
+                value = v;
+            } else if depth >= 2
+                && move_count > 1 + i32::from(NT::PV && ply <= 1)
+                && (!tt_pv || !capture || (cut_node && self.frames[at - 1].move_count > 1))
+            {
+                // Step 17. Late-move reductions.
+                let mut r = self.reduction(improving, depth, move_count, delta);
+                if tt_pv && !likely_fail_low {
+                    r -= 2;
                 }
-                let mut s = -self.alpha_beta::<NonPv>(
+                if self.frames[at - 1].move_count > 7 {
+                    r -= 1;
+                }
+                if cut_node {
+                    r += 2;
+                }
+                if tt_capture {
+                    r += 1;
+                }
+                if NT::PV {
+                    r -= 1 + 11 / (3 + depth);
+                }
+                if singular_quiet_lmr {
+                    r -= 1;
+                }
+                if depth > 9 && picker.threatened.contains(m.from()) {
+                    r -= 1;
+                }
+                if self.frames[at + 1].cutoff_count > 3 {
+                    r += 1;
+                }
+                if on.on(LMR_HISTORY) {
+                    let [c1, c2, c4, _] = cont.0;
+                    let stat = 2 * self.hist.main(us, m)
+                        + self.hist.continuation(c1, piece, m.to())
+                        + self.hist.continuation(c2, piece, m.to())
+                        + self.hist.continuation(c4, piece, m.to())
+                        - 4433;
+                    self.frames[at].stat_score = stat;
+                    r -= stat / (13_628 + 4000 * i32::from(depth > 7 && depth < 19));
+                }
+                let d = (new_depth - r).clamp(1, new_depth + 1);
+                value = -self.alpha_beta::<NonPv>(pos, d, -(alpha + 1), -alpha, ply + 1, true);
+                if value > alpha && d < new_depth {
+                    // The full-depth search, a ply deeper or shallower as the
+                    // reduced one came out.
+                    if on.on(DEEPER_SEARCH) {
+                        let deeper = value > alpha + p.v(64) + p.v(11) * (new_depth - d);
+                        let shallower = value < best_value + p.v(new_depth * 1000) / 1000;
+                        new_depth += i32::from(deeper) - i32::from(shallower);
+                    }
+                    if new_depth > d {
+                        value = -self.alpha_beta::<NonPv>(
+                            pos,
+                            new_depth,
+                            -(alpha + 1),
+                            -alpha,
+                            ply + 1,
+                            !cut_node,
+                        );
+                    }
+                    let mut bonus =
+                        if value > alpha { stat_bonus(new_depth) } else { -stat_bonus(new_depth) };
+                    if capture {
+                        bonus /= 6;
+                    }
+                    self.update_continuations(at, piece, m.to(), bonus);
+                }
+            } else if !NT::PV || move_count > 1 {
+                // Step 18. A full-depth search with a null window.
+                value = -self.alpha_beta::<NonPv>(
                     pos,
-                    new_depth - r,
-                    -alpha - 1,
+                    new_depth,
+                    -(alpha + 1),
                     -alpha,
                     ply + 1,
-                    true,
+                    !cut_node,
                 );
-                if s > alpha && r > 0 {
-                    s = -self.alpha_beta::<NonPv>(
-                        pos,
-                        new_depth,
-                        -alpha - 1,
-                        -alpha,
-                        ply + 1,
-                        !cut_node,
-                    );
-                }
-                if NT::PV && s > alpha && s < beta {
-                    s = -self.alpha_beta::<Pv>(pos, new_depth, -beta, -alpha, ply + 1, false);
-                }
-                s
-            };
+            }
+            // The principal variation: the first move, or one that beat
+            // alpha, searched with the full window.
+            if known.is_none()
+                && NT::PV
+                && (move_count == 1 || (value > alpha && (NT::ROOT || value < beta)))
+            {
+                value = -self.alpha_beta::<Pv>(
+                    pos,
+                    new_depth.min(max_next_depth),
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    false,
+                );
+            }
+
+            // Step 19. Undo the move.
             pos.undo_move(m);
             if self.stopped {
                 return 0;
             }
-            moves_searched += 1;
 
-            if score > best_score {
-                best_score = score;
-                if score > alpha {
+            // Step 20. A new best move.
+            if value > best_value {
+                best_value = value;
+                if value > alpha {
                     best_move = Some(m);
                     if NT::PV {
                         self.update_pv(ply, m);
                     }
-                    if score >= beta {
-                        // Step 11. A cutoff: remember quiet moves that cause
-                        // them, and lower those tried before.
-                        if !tactical {
-                            let bonus = (depth * depth * 16).min(HISTORY_MAX / 4);
-                            self.update_history(pos, m, bonus);
-                            for &q in quiets_tried.iter() {
-                                self.update_history(pos, q, -bonus);
-                            }
-                            if self.killers[ply][0] != Some(m) {
-                                self.killers[ply][1] = self.killers[ply][0];
-                                self.killers[ply][0] = Some(m);
-                            }
-                            if ply > 0
-                                && let Some((p, to)) = self.stack[ply - 1].moved
-                            {
-                                self.counters[p.to_usize()][usize::from(to)] = Some(m);
-                            }
+                    if NT::PV && value < beta {
+                        alpha = value;
+                        // Once a move beats alpha, the rest searches a
+                        // little shallower.
+                        if depth > 1 && depth < 6 && beta < p.v(10_000) && alpha > -p.v(10_000) {
+                            depth -= 1;
                         }
+                    } else {
+                        self.frames[at].cutoff_count += 1;
                         break;
                     }
-                    alpha = score;
                 }
             }
-            if !tactical && quiets_tried.len() < 64 {
-                quiets_tried.push(m);
+            if Some(m) != best_move {
+                if capture && searched.capture_count < 32 {
+                    searched.captures[searched.capture_count] = m;
+                    searched.capture_count += 1;
+                } else if !capture && searched.quiet_count < 64 {
+                    searched.quiets[searched.quiet_count] = m;
+                    searched.quiet_count += 1;
+                }
             }
         }
 
-        // Step 12. Mate or stalemate.
-        if moves_seen == 0 {
-            return if in_check { -MATE + ply as i32 } else { 0 };
+        // Step 21. Mate, stalemate, and the statistics.
+        if move_count == 0 {
+            best_value = if excluded.is_some() {
+                alpha
+            } else if in_check {
+                -MATE + ply as i32
+            } else {
+                0
+            };
+        } else if let Some(bm) = best_move {
+            self.update_all_stats(pos, at, bm, best_value, beta, &searched, depth);
+        } else if (depth >= 5 || NT::PV) && !prior_capture {
+            // The previous move that caused this fail low is a good one.
+            let extra = NT::PV || cut_node || best_value < alpha - p.v(62) * depth;
+            if let Some((pc, sq)) = prev {
+                self.update_continuations(
+                    at - 1,
+                    pc,
+                    sq,
+                    stat_bonus(depth) * (1 + i32::from(extra)),
+                );
+            }
         }
-
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if NT::PV && best_score > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        self.tt.store(key, best_move, score_to_tt(best_score, ply), eval, depth, bound);
-        best_score
+        if NT::PV {
+            best_value = best_value.min(max_value);
+        }
+        // A node that fails low below a principal-variation node becomes
+        // part of the principal variation's tree.
+        if best_value <= alpha {
+            self.frames[at].tt_pv =
+                self.frames[at].tt_pv || (self.frames[at - 1].tt_pv && depth > 3);
+        }
+        // A multi-PV line's root (some root moves left out) is not stored.
+        if excluded.is_none() && (!NT::ROOT || self.excluded.is_empty()) {
+            let bound = if best_value >= beta {
+                Bound::Lower
+            } else if NT::PV && best_move.is_some() && best_value > original_alpha {
+                Bound::Exact
+            } else {
+                Bound::Upper
+            };
+            let stored = score_to_tt(best_value, ply);
+            let pv = self.frames[at].tt_pv;
+            self.tt.store(key, best_move, stored, pv, bound, depth, static_eval);
+        }
+        best_value
     }
 
-    /// Captures (and evasions) until the position is quiet; at the first
-    /// quiescence ply also quiet checks, so that a mate threat just beyond
-    /// the horizon (after a null move, say) is seen.
+    /// Captures (and evasions) until the position is quiet, after
+    /// Stockfish 15.1's `qsearch`: quiet checks at the first ply,
+    /// recaptures only from the fifth, captures pruned by futility, by
+    /// their number and by exchange, quiet evasions after two.
     fn quiescence<NT: NodeType>(
         &mut self,
         pos: &mut Position,
         mut alpha: i32,
         beta: i32,
         ply: usize,
-        qdepth: i32,
+        depth: i32,
     ) -> i32 {
-        self.nodes += 1;
         // At every node, not only PV nodes: a zero-window child whose score
         // lands exactly on a bound lowered by mate-distance pruning can reach
         // the parent's `update_pv`, which must not copy a stale line.
@@ -791,144 +1514,160 @@ impl Searcher {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
+        let p = self.params;
+        let at = ply + FRAMES_BEFORE;
+        let in_check = pos.in_check();
+        self.frames[at].in_check = in_check;
         if self.is_draw(pos, ply) {
             return 0;
         }
-        let in_check = pos.in_check();
         if ply >= MAX_PLY - 1 {
-            return if in_check { 0 } else { self.evaluate(pos) };
+            return if in_check { 0 } else { self.evaluate_node(pos).0 };
         }
+        // Checks are searched at the first ply only: two depths in the
+        // table.
+        let tt_depth = if in_check || depth >= 0 { 0 } else { -1 };
         let key = pos.key();
         let hit = self.tt.probe(key);
+        let tt_value = match hit {
+            Some(h) if h.bound != Bound::None => score_from_tt(h.score, ply, pos.rule50()),
+            _ => VALUE_NONE,
+        };
+        let tt_move = hit.and_then(|h| h.mv).filter(|&m| pos.is_legal(m));
+        let pv_hit = hit.is_some_and(|h| h.pv);
         if !NT::PV
             && let Some(h) = hit
+            && h.depth >= tt_depth
+            && tt_value != VALUE_NONE
+            && h.bound.cuts(tt_value, beta)
         {
-            let s = score_from_tt(h.score, ply);
-            let usable = match h.bound {
-                Bound::Exact => true,
-                Bound::Lower => s >= beta,
-                Bound::Upper => s <= alpha,
-                Bound::None => false,
-            };
-            if usable {
-                return s;
-            }
+            return tt_value;
         }
-        let eval;
-        let best_score;
-        if in_check {
-            eval = -INFINITE;
-            best_score = -INFINITE;
+        let (static_eval, mut best_value, futility_base) = if in_check {
+            (VALUE_NONE, -INFINITE, -INFINITE)
         } else {
-            eval = match hit {
-                Some(h) => h.eval,
-                None => self.evaluate(pos),
+            let (static_eval, mut best) = match hit {
+                Some(h) => {
+                    let s = if h.eval == VALUE_NONE { self.evaluate_node(pos).0 } else { h.eval };
+                    (s, s)
+                }
+                // After a null move the evaluation is the parent's, turned
+                // round.
+                None if self.frames[at - 1].current == Some(Move::NULL)
+                    && self.frames[at - 1].static_eval != VALUE_NONE =>
+                {
+                    let s = -self.frames[at - 1].static_eval;
+                    (s, s)
+                }
+                None => {
+                    let s = self.evaluate_node(pos).0;
+                    (s, s)
+                }
             };
-            if eval >= beta {
-                return eval;
+            if let Some(h) = hit
+                && tt_value != VALUE_NONE
+                && h.bound.has(if tt_value > best { Bound::Lower } else { Bound::Upper })
+            {
+                best = tt_value;
             }
-            alpha = alpha.max(eval);
-            best_score = eval;
-        }
-        let original_alpha = alpha;
-        let mut best = QsBest { alpha, score: best_score, mv: None };
-        let mut picker = MovePicker::quiescence(pos, hit.and_then(|h| h.mv));
-        let tt_move = picker.tt_move();
-        let mut moves_seen = 0;
-        while let Some(m) = picker.next(pos, &self.history) {
-            moves_seen += 1;
-            // Delta pruning: even winning the piece would not reach alpha.
-            if !in_check && m.promotion_role().is_none() {
-                let victim = if m.is_en_passant() {
-                    Role::Pawn
-                } else {
-                    pos.piece_on(m.to()).map_or(Role::Pawn, |p| p.role())
-                };
-                if eval + self.params.piece_value(victim) + self.params.qs_delta <= best.alpha {
+            // Stand pat.
+            if best >= beta {
+                if hit.is_none() {
+                    let stored = score_to_tt(best, ply);
+                    self.tt.store(key, None, stored, false, Bound::Lower, DEPTH_NONE, static_eval);
+                }
+                return best;
+            }
+            if NT::PV && best > alpha {
+                alpha = best;
+            }
+            (static_eval, best, best + p.v(153))
+        };
+        self.frames[at].static_eval = static_eval;
+        let cont = self.continuations(at);
+        let recapture = self.frames[at - 1].moved.map(|(_, sq)| sq);
+        let mut picker = MovePicker::quiescence(pos, tt_move, depth, recapture);
+        let mut best_move = None;
+        let mut move_count = 0;
+        let mut quiet_evasions = 0;
+        let on = self.switches;
+        while let Some(m) = picker.next(pos, &self.hist, &cont, false) {
+            let gives_check = pos.gives_check(m);
+            let capture = pos.is_capture(m);
+            move_count += 1;
+            // Futility and move-count pruning.
+            if on.on(QS_FUTILITY)
+                && best_value > -MATE_BOUND
+                && !gives_check
+                && Some(m.to()) != recapture
+                && futility_base > -p.v(10_000)
+                && !m.is_promotion()
+            {
+                if move_count > 2 {
+                    continue;
+                }
+                let futility_value =
+                    futility_base + p.v(PIECE_VALUE_EG[captured_kind(pos, m) as usize]);
+                if futility_value <= alpha {
+                    best_value = best_value.max(futility_value);
+                    continue;
+                }
+                if futility_base <= alpha && !pos.see_ge(m, 1) {
+                    best_value = best_value.max(futility_base);
                     continue;
                 }
             }
-            if !self.quiescence_move::<NT>(pos, m, ply, qdepth, beta, &mut best) {
+            // Moves that lose material.
+            if best_value > -MATE_BOUND && !pos.see_ge(m, 0) {
+                continue;
+            }
+            let piece = pos.moved_piece(m).unwrap_or(Piece::WhitePawn);
+            // Quiet moves the continuation histories call bad.
+            if !capture
+                && best_value > -MATE_BOUND
+                && self.hist.continuation(cont.0[0], piece, m.to()) < 0
+                && self.hist.continuation(cont.0[1], piece, m.to()) < 0
+            {
+                continue;
+            }
+            if best_value > -MATE_BOUND && quiet_evasions > 1 {
                 break;
             }
-        }
-        if self.stopped {
-            return 0;
-        }
-        if in_check && moves_seen == 0 {
-            return -MATE + ply as i32;
-        }
-        if qdepth == 0 && !in_check && best.score < beta {
-            let mut quiets = MoveList::new();
-            pos.generate_quiets(&mut quiets);
-            for &m in quiets.iter() {
-                // The hash move (an under-promotion can be one) was searched
-                // with the captures.
-                if Some(m) == tt_move || !pos.gives_check(m) || !pos.see_ge(m, 0) {
-                    continue;
-                }
-                if !self.quiescence_move::<NT>(pos, m, ply, qdepth, beta, &mut best) {
-                    break;
-                }
-            }
+            quiet_evasions += i32::from(!capture && in_check);
+            self.tt.prefetch(pos.key_after(m));
+            self.frames[at].current = Some(m);
+            self.frames[at].cont = continuation_index(in_check, capture, piece, m.to());
+            self.nodes += 1;
+            pos.do_move(m);
+            self.frames[at].moved = pos.piece_on(m.to()).map(|pc| (pc, m.to()));
+            let value = -self.quiescence::<NT>(pos, -beta, -alpha, ply + 1, depth - 1);
+            pos.undo_move(m);
             if self.stopped {
                 return 0;
             }
-        }
-        let QsBest { score: best_score, mv: best_move, .. } = best;
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if NT::PV && best_score > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        self.tt.store(key, best_move, score_to_tt(best_score, ply), eval.max(-32_000), 0, bound);
-        best_score
-    }
-
-    /// Searches one quiescence move and folds its score into the node's
-    /// best score, best move, PV and alpha. Returns `false` when the node
-    /// is done: a beta cutoff, or the search was stopped.
-    #[inline(always)]
-    fn quiescence_move<NT: NodeType>(
-        &mut self,
-        pos: &mut Position,
-        m: Move,
-        ply: usize,
-        qdepth: i32,
-        beta: i32,
-        best: &mut QsBest,
-    ) -> bool {
-        self.tt.prefetch(pos.key_after(m));
-        pos.do_move(m);
-        let score = -self.quiescence::<NT>(pos, -beta, -best.alpha, ply + 1, qdepth - 1);
-        pos.undo_move(m);
-        if self.stopped {
-            return false;
-        }
-        if score > best.score {
-            best.score = score;
-            if score > best.alpha {
-                best.mv = Some(m);
-                if NT::PV {
-                    self.update_pv(ply, m);
+            if value > best_value {
+                best_value = value;
+                if value > alpha {
+                    best_move = Some(m);
+                    if NT::PV {
+                        self.update_pv(ply, m);
+                    }
+                    if NT::PV && value < beta {
+                        alpha = value;
+                    } else {
+                        break;
+                    }
                 }
-                if score >= beta {
-                    return false;
-                }
-                best.alpha = score;
             }
         }
-        true
+        if in_check && best_value == -INFINITE {
+            return -MATE + ply as i32;
+        }
+        let bound = if best_value >= beta { Bound::Lower } else { Bound::Upper };
+        let stored = score_to_tt(best_value, ply);
+        self.tt.store(key, best_move, stored, pv_hit, bound, tt_depth, static_eval);
+        best_value
     }
-}
-
-/// The running result of a quiescence node.
-struct QsBest {
-    alpha: i32,
-    score: i32,
-    mv: Option<Move>,
 }
 
 /// A mate score as stored: relative to the node, not the root.
@@ -942,10 +1681,20 @@ fn score_to_tt(score: i32, ply: usize) -> i32 {
     }
 }
 
-fn score_from_tt(score: i32, ply: usize) -> i32 {
+/// A stored score at `ply` from the root; a mate that the 50-move rule
+/// could stop (further than the plies left before it) is no longer taken
+/// for a mate.
+fn score_from_tt(score: i32, ply: usize, rule50: u32) -> i32 {
+    let left = 99 - rule50.min(99) as i32;
     if score >= MATE_BOUND {
+        if MATE - score > left {
+            return MATE_BOUND - 1;
+        }
         score - ply as i32
     } else if score <= -MATE_BOUND {
+        if MATE + score > left {
+            return -MATE_BOUND + 1;
+        }
         score + ply as i32
     } else {
         score

@@ -22,7 +22,7 @@ use crate::chess::mv::Move;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 #[repr(u8)]
 pub enum Bound {
-    /// Nothing (empty entry).
+    /// No score (the entry holds a static evaluation only).
     None = 0,
     /// The score is at most this (fail low).
     Upper = 1,
@@ -32,19 +32,52 @@ pub enum Bound {
     Exact = 3,
 }
 
+impl Bound {
+    /// Whether a score `score` with this bound can stand for a search of
+    /// the window around `beta`: a lower bound when it is at least `beta`,
+    /// an upper bound when it is below (Stockfish's `bound & (v >= beta ?
+    /// LOWER : UPPER)`).
+    #[inline]
+    pub fn cuts(self, score: i32, beta: i32) -> bool {
+        let wanted = if score >= beta { Bound::Lower } else { Bound::Upper };
+        self as u8 & wanted as u8 != 0
+    }
+
+    /// Whether this bound includes `other`'s direction (an exact bound is
+    /// both).
+    #[inline]
+    pub fn has(self, other: Bound) -> bool {
+        self as u8 & other as u8 != 0
+    }
+}
+
+/// The score stored with a static evaluation only, and an evaluation not
+/// stored.
+pub const VALUE_NONE: i32 = 32_002;
+
+/// Depths as stored: a search depth, or a quiescence depth (0 and -1), or
+/// [`DEPTH_NONE`], all above this.
+pub const DEPTH_OFFSET: i32 = -7;
+/// The depth of an entry that holds a static evaluation only.
+pub const DEPTH_NONE: i32 = -6;
+
 /// A table entry, as read.
 #[derive(Clone, Copy, Debug)]
 pub struct TtHit {
     /// The best move found, unverified.
     pub mv: Option<Move>,
-    /// The score (mate scores relative to the stored node).
+    /// The score (mate scores relative to the stored node), or
+    /// [`VALUE_NONE`].
     pub score: i32,
-    /// The static evaluation.
+    /// The static evaluation, or [`VALUE_NONE`].
     pub eval: i32,
     /// The depth searched.
     pub depth: i32,
     /// The bound.
     pub bound: Bound,
+    /// Whether the position is or was on a principal variation (Stockfish's
+    /// `ttPv`).
+    pub pv: bool,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -54,12 +87,24 @@ struct Entry {
     mv: u16,
     score: i16,
     eval: i16,
+    /// The depth minus [`DEPTH_OFFSET`].
     depth: u8,
-    /// Bound in bits 0-1.
-    bound: u8,
+    /// Bound in bits 0-1, the principal-variation flag in bit 2, occupied
+    /// in bit 3.
+    flags: u8,
     epoch: u8,
     age: u8,
     _pad: u16,
+}
+
+const PV_BIT: u8 = 4;
+const OCCUPIED_BIT: u8 = 8;
+
+impl Entry {
+    #[inline]
+    fn occupied(&self, epoch: u8) -> bool {
+        self.epoch == epoch && self.flags & OCCUPIED_BIT != 0
+    }
 }
 
 const _: () = assert!(std::mem::size_of::<Entry>() == 16);
@@ -218,22 +263,26 @@ impl TranspositionTable {
     pub fn probe(&self, key: u64) -> Option<TtHit> {
         let check = (key >> 32) as u32;
         let bucket = &self.buckets[self.index(key)];
-        bucket.0.iter().find(|e| e.epoch == self.epoch && e.key == check && e.bound & 3 != 0).map(
-            |e| TtHit {
-                mv: Move::from_u16(e.mv),
-                score: i32::from(e.score),
-                eval: i32::from(e.eval),
-                depth: i32::from(e.depth),
-                bound: match e.bound & 3 {
-                    1 => Bound::Upper,
-                    2 => Bound::Lower,
-                    _ => Bound::Exact,
-                },
+        bucket.0.iter().find(|e| e.occupied(self.epoch) && e.key == check).map(|e| TtHit {
+            mv: Move::from_u16(e.mv),
+            score: i32::from(e.score),
+            eval: i32::from(e.eval),
+            depth: i32::from(e.depth) + DEPTH_OFFSET,
+            bound: match e.flags & 3 {
+                0 => Bound::None,
+                1 => Bound::Upper,
+                2 => Bound::Lower,
+                _ => Bound::Exact,
             },
-        )
+            pv: e.flags & PV_BIT != 0,
+        })
     }
 
-    /// Stores a result. An existing move is kept when the new one is none.
+    /// Stores a result, as Stockfish's `TTEntry::save`: an existing move is
+    /// kept when the new one is none; an entry of the same position is
+    /// overwritten by an exact bound, or by a search not much shallower
+    /// (a principal-variation node counts two plies deeper), or when it is
+    /// of an earlier search.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn store(
@@ -241,50 +290,51 @@ impl TranspositionTable {
         key: u64,
         mv: Option<Move>,
         score: i32,
-        eval: i32,
-        depth: i32,
+        pv: bool,
         bound: Bound,
+        depth: i32,
+        eval: i32,
     ) {
         let check = (key >> 32) as u32;
         let (epoch, age) = (self.epoch, self.age);
         let i = self.index(key);
         let bucket = &mut self.buckets[i];
-        // The slot: the same key, else an empty one, else the least valuable.
+        // The slot: the same key, else an empty one, else the least valuable
+        // (depth less eight per search of age).
         let mut slot = 0;
         let mut worst = i32::MAX;
         for (j, e) in bucket.0.iter().enumerate() {
-            if e.epoch != epoch || e.bound & 3 == 0 {
+            if !e.occupied(epoch) || e.key == check {
                 slot = j;
                 break;
             }
-            if e.key == check {
-                slot = j;
-                break;
-            }
-            let value = i32::from(e.depth) - 4 * i32::from(age.wrapping_sub(e.age));
+            let value = i32::from(e.depth) - 8 * i32::from(age.wrapping_sub(e.age));
             if value < worst {
                 worst = value;
                 slot = j;
             }
         }
         let e = &mut bucket.0[slot];
-        let same = e.epoch == epoch && e.key == check && e.bound & 3 != 0;
-        // Keep a deeper result for the same position unless this one is exact.
-        if same && bound != Bound::Exact && i32::from(e.depth) > depth + 2 && e.age == age {
-            return;
+        let same = e.occupied(epoch) && e.key == check;
+        if same && mv.is_none() {
+            // Keep the move it has.
+        } else {
+            e.mv = mv.map_or(0, Move::to_u16);
         }
-        let keep_move = same && mv.is_none();
-        *e = Entry {
-            key: check,
-            mv: if keep_move { e.mv } else { mv.map_or(0, Move::to_u16) },
-            score: score.clamp(-32_767, 32_767) as i16,
-            eval: eval.clamp(-32_767, 32_767) as i16,
-            depth: depth.clamp(0, 255) as u8,
-            bound: bound as u8,
-            epoch,
-            age,
-            _pad: 0,
-        };
+        let stored_depth = depth - DEPTH_OFFSET;
+        if !same
+            || bound == Bound::Exact
+            || e.age != age
+            || stored_depth + 2 * i32::from(pv) > i32::from(e.depth) - 4
+        {
+            e.key = check;
+            e.score = score.clamp(-32_767, 32_767) as i16;
+            e.eval = eval.clamp(-32_767, 32_767) as i16;
+            e.depth = stored_depth.clamp(0, 255) as u8;
+            e.flags = bound as u8 | if pv { PV_BIT } else { 0 } | OCCUPIED_BIT;
+            e.epoch = epoch;
+            e.age = age;
+        }
     }
 
     /// Permille of the first 1000 entries (250 buckets) written in this
@@ -293,11 +343,7 @@ impl TranspositionTable {
         let n = self.buckets.len().min(250);
         let used: usize = self.buckets[..n]
             .iter()
-            .map(|b| {
-                b.0.iter()
-                    .filter(|e| e.epoch == self.epoch && e.bound & 3 != 0 && e.age == self.age)
-                    .count()
-            })
+            .map(|b| b.0.iter().filter(|e| e.occupied(self.epoch) && e.age == self.age).count())
             .sum();
         used * 1000 / (n * 4).max(1)
     }
@@ -312,11 +358,23 @@ mod tests {
     fn store_probe_clear() {
         let mut tt = TranspositionTable::new(1);
         let m = Move::normal(Square::E2, Square::E4);
-        tt.store(0x1234_5678_9abc_def0, Some(m), 35, 20, 7, Bound::Exact);
+        tt.store(0x1234_5678_9abc_def0, Some(m), 35, true, Bound::Exact, 7, 20);
         let hit = tt.probe(0x1234_5678_9abc_def0).unwrap();
         assert_eq!(
-            (hit.mv, hit.score, hit.eval, hit.depth, hit.bound),
-            (Some(m), 35, 20, 7, Bound::Exact)
+            (hit.mv, hit.score, hit.eval, hit.depth, hit.bound, hit.pv),
+            (Some(m), 35, 20, 7, Bound::Exact, true)
+        );
+        // A static evaluation alone, at a quiescence depth: found, with no
+        // score; a later result keeps the move.
+        tt.store(0x2222_0000_0000_0001, None, VALUE_NONE, false, Bound::None, DEPTH_NONE, -12);
+        let hit = tt.probe(0x2222_0000_0000_0001).unwrap();
+        assert_eq!((hit.bound, hit.depth, hit.eval, hit.pv), (Bound::None, DEPTH_NONE, -12, false));
+        tt.store(0x1234_5678_9abc_def0, None, 40, false, Bound::Upper, -1, 20);
+        let hit = tt.probe(0x1234_5678_9abc_def0).unwrap();
+        assert_eq!(
+            (hit.mv, hit.score, hit.depth),
+            (Some(m), 35, 7),
+            "a shallow bound does not replace"
         );
         assert!(tt.probe(0x1234_5679_9abc_def0).is_none());
         tt.clear();

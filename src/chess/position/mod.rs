@@ -57,9 +57,11 @@ use crate::chess::{
 /// a replay sets up a position per game.)
 const STATE_CAPACITY: usize = 128;
 
-/// Piece values used by static exchange evaluation ([`Position::see_ge`]).
+/// Piece values used by static exchange evaluation ([`Position::see_ge`]):
+/// Stockfish 15.1's middlegame values, so that the search's exchange
+/// thresholds are Stockfish's.
 pub const SEE_VALUE: ByRole<i32> =
-    ByRole { pawn: 100, knight: 320, bishop: 330, rook: 500, queen: 950, king: 0 };
+    ByRole { pawn: 126, knight: 781, bishop: 825, rook: 1276, queen: 2538, king: 0 };
 
 /// A chess position, standard or Chess960, with its history of states.
 #[derive(PartialEq, Eq)]

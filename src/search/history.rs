@@ -1,0 +1,201 @@
+//! What the search learns about moves as it goes, after Stockfish 15.1's
+//! statistics tables: the butterfly history of quiet moves (by side, from
+//! and to), the capture history (by moving piece, destination and captured
+//! kind), the continuation histories (by the move made one, two, four and
+//! six plies before, and the move now, each as piece and destination) and
+//! the counter moves. Every entry moves towards a bonus with "gravity": the
+//! fuller it is, the less a bonus of its sign adds, so it stays within its
+//! bound.
+//!
+//! A searcher owns one [`Histories`]; [`Histories::clear`] at a new game
+//! makes the next search reproducible.
+
+use crate::chess::{
+    mv::Move,
+    types::{Color, Piece, Role, Square},
+};
+
+/// The butterfly history's bound.
+pub const MAIN_MAX: i32 = 7183;
+/// The capture history's bound.
+pub const CAPTURE_MAX: i32 = 10_692;
+/// A continuation history's bound.
+pub const CONTINUATION_MAX: i32 = 29_952;
+
+/// A history of a move by its piece and destination.
+pub type PieceTo = [[i16; 64]; 12];
+
+/// Continuation tables: one per (in check, capture, piece, destination) of
+/// the earlier move, and one more that stands for no move (before the root,
+/// after a null move): it is never written.
+pub const CONTINUATION_TABLES: usize = 2 * 2 * 12 * 64 + 1;
+
+/// The index of the table for "no earlier move".
+pub const NO_CONTINUATION: usize = CONTINUATION_TABLES - 1;
+
+/// Every statistics table of a searcher.
+pub struct Histories {
+    /// Quiet moves: [side][from * 64 + to].
+    pub main: Box<[[i16; 4096]; 2]>,
+    /// Captures: [moving piece][destination][captured kind].
+    pub capture: Box<[[[i16; 6]; 64]; 12]>,
+    /// Continuation histories, [`CONTINUATION_TABLES`] of them.
+    pub continuation: Vec<PieceTo>,
+    /// The move that answered a piece's move to a square.
+    pub counters: Box<[[Option<Move>; 64]; 12]>,
+}
+
+/// The value continuation histories start from at a new game (Stockfish's
+/// `Thread::clear`): a move never tried counts as slightly bad.
+const CONTINUATION_START: i16 = -71;
+
+/// Moves `entry` towards `bonus` (clamped to ±`max`) with gravity.
+#[inline]
+pub fn gravity(entry: &mut i16, bonus: i32, max: i32) {
+    let bonus = bonus.clamp(-max, max);
+    let e = i32::from(*entry);
+    *entry = (e + bonus - e * bonus.abs() / max) as i16;
+}
+
+/// The index of the continuation table of a move: in check or not when it
+/// was made, capture or not, its piece and destination.
+#[inline]
+pub fn continuation_index(in_check: bool, capture: bool, piece: Piece, to: Square) -> usize {
+    ((usize::from(in_check) * 2 + usize::from(capture)) * 12 + piece.to_usize()) * 64
+        + to.to_usize()
+}
+
+/// The butterfly index of a move.
+#[inline]
+pub fn from_to(m: Move) -> usize {
+    m.from().to_usize() * 64 + m.to().to_usize()
+}
+
+/// A history bonus by depth (Stockfish 15.1's `stat_bonus`).
+#[inline]
+pub fn stat_bonus(depth: i32) -> i32 {
+    ((12 * depth + 282) * depth - 349).min(1594)
+}
+
+impl Histories {
+    /// Empty tables (as after [`Histories::clear`]).
+    pub fn new() -> Histories {
+        let mut h = Histories {
+            main: Box::new([[0; 4096]; 2]),
+            capture: Box::new([[[0; 6]; 64]; 12]),
+            continuation: vec![[[0; 64]; 12]; CONTINUATION_TABLES],
+            counters: Box::new([[None; 64]; 12]),
+        };
+        h.clear();
+        h
+    }
+
+    /// Forgets everything learned.
+    pub fn clear(&mut self) {
+        self.main.iter_mut().for_each(|t| t.fill(0));
+        self.capture.iter_mut().for_each(|t| t.iter_mut().for_each(|r| r.fill(0)));
+        // The table of no move too: it is never written, and reads as a
+        // move never tried (as Stockfish's sentinel table reads).
+        for table in &mut self.continuation {
+            table.iter_mut().for_each(|r| r.fill(CONTINUATION_START));
+        }
+        self.counters.iter_mut().for_each(|r| r.fill(None));
+    }
+
+    /// The butterfly history of a quiet move of `us`.
+    #[inline]
+    pub fn main(&self, us: Color, m: Move) -> i32 {
+        i32::from(self.main[us as usize][from_to(m)])
+    }
+
+    /// Adds `bonus` to a quiet move's butterfly history.
+    #[inline]
+    pub fn update_main(&mut self, us: Color, m: Move, bonus: i32) {
+        gravity(&mut self.main[us as usize][from_to(m)], bonus, MAIN_MAX);
+    }
+
+    /// The capture history of `piece` taking a `captured` on `to`.
+    #[inline]
+    pub fn capture(&self, piece: Piece, to: Square, captured: Role) -> i32 {
+        i32::from(self.capture[piece.to_usize()][to.to_usize()][captured as usize])
+    }
+
+    /// Adds `bonus` to a capture's history.
+    #[inline]
+    pub fn update_capture(&mut self, piece: Piece, to: Square, captured: Role, bonus: i32) {
+        let entry = &mut self.capture[piece.to_usize()][to.to_usize()][captured as usize];
+        gravity(entry, bonus, CAPTURE_MAX);
+    }
+
+    /// The entry of table `table` for `piece` moving to `to`.
+    #[inline]
+    pub fn continuation(&self, table: usize, piece: Piece, to: Square) -> i32 {
+        i32::from(self.continuation[table][piece.to_usize()][to.to_usize()])
+    }
+
+    /// Adds `bonus` to the entry of table `table` (never the table of no
+    /// move).
+    #[inline]
+    pub fn update_continuation(&mut self, table: usize, piece: Piece, to: Square, bonus: i32) {
+        if table != NO_CONTINUATION {
+            let entry = &mut self.continuation[table][piece.to_usize()][to.to_usize()];
+            gravity(entry, bonus, CONTINUATION_MAX);
+        }
+    }
+}
+
+impl Default for Histories {
+    fn default() -> Histories {
+        Histories::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Gravity keeps an entry within its bound whatever the bonuses, and a
+    /// bonus of the entry's own sign adds less the fuller it is.
+    #[test]
+    fn gravity_bounds_entries() {
+        let mut e = 0i16;
+        for _ in 0..10_000 {
+            gravity(&mut e, 1594, MAIN_MAX);
+            assert!(i32::from(e) <= MAIN_MAX);
+        }
+        assert!(i32::from(e) > MAIN_MAX * 9 / 10);
+        let before = e;
+        gravity(&mut e, 100, MAIN_MAX);
+        assert!(e - before < 10, "a full entry barely moves: {before} -> {e}");
+        for _ in 0..10_000 {
+            gravity(&mut e, -5000, CONTINUATION_MAX);
+            assert!(i32::from(e) >= -CONTINUATION_MAX);
+        }
+    }
+
+    /// The continuation tables are all distinct, and the table of no move
+    /// is never written.
+    #[test]
+    fn continuation_tables() {
+        let mut seen = std::collections::HashSet::new();
+        for check in [false, true] {
+            for capture in [false, true] {
+                for piece in Piece::ALL {
+                    for sq in 0..64 {
+                        let to = Square::new(sq);
+                        assert!(seen.insert(continuation_index(check, capture, piece, to)));
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), NO_CONTINUATION);
+        assert!(seen.iter().all(|&i| i < NO_CONTINUATION));
+        let mut h = Histories::new();
+        let (p, to) = (Piece::WhiteKnight, Square::F3);
+        h.update_continuation(NO_CONTINUATION, p, to, 1000);
+        assert_eq!(h.continuation(NO_CONTINUATION, p, to), -71);
+        assert_eq!(h.continuation(0, p, to), -71);
+        assert_eq!(stat_bonus(1), -55);
+        assert_eq!(stat_bonus(20), 1594);
+    }
+}
