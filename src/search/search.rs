@@ -439,7 +439,7 @@ impl Searcher {
         })
     }
 
-    /// The techniques switched off (see [`SWITCHES`]).
+    /// The techniques switched off (`KIBITZ_SEARCH_OFF`, read by `Switches::from_env`).
     pub fn set_switches(&mut self, switches: Switches) {
         self.switches = switches;
     }
