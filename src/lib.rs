@@ -139,6 +139,7 @@ mod pipeline;
 mod record;
 mod score;
 mod search;
+mod syzygy;
 
 // The board, after Stockfish's Position and StateInfo; notation; perft.
 pub use chess::{
@@ -157,7 +158,12 @@ pub use chess::{
     zobrist,
 };
 // Scores: centipawns and mates, side to move's view.
-pub use score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, mate_in, mated_in};
+pub use score::{
+    INFINITE, MATE, MATE_BOUND, MAX_PLY, ScoreKind, TB_WIN, WIN_BOUND, mate_in, mated_in,
+    tb_loss_in, tb_win_in,
+};
+// Endgame tables: exact results of positions with few pieces.
+pub use syzygy::{CURSED_WIN, TablebaseError, Tablebases, TbAnswer, TbWdl};
 // Reading games and positions: sources, the PGN and EPD readers, filters.
 pub use io::{
     check_output_folder,

@@ -6,10 +6,27 @@
 pub const MATE: i32 = 32_000;
 /// Scores beyond this are mate scores.
 pub const MATE_BOUND: i32 = MATE - 1_000;
+/// A win the endgame tables know, at the root: below every mate, above
+/// every evaluation (Stockfish's `VALUE_TB_WIN`). A win found `ply` plies
+/// from the root scores `TB_WIN - ply`.
+pub const TB_WIN: i32 = MATE_BOUND - 1;
+/// Scores at or beyond this are known wins: the tables' or mates. The
+/// evaluations stay within it.
+pub const WIN_BOUND: i32 = TB_WIN - MAX_PLY as i32;
 /// More than any score.
 pub const INFINITE: i32 = 32_001;
 /// The deepest ply searched.
 pub const MAX_PLY: usize = 128;
+
+/// The score of a tablebase win `ply` plies from the root.
+pub const fn tb_win_in(ply: usize) -> i32 {
+    TB_WIN - ply as i32
+}
+
+/// The score of a tablebase loss `ply` plies from the root.
+pub const fn tb_loss_in(ply: usize) -> i32 {
+    -TB_WIN + ply as i32
+}
 
 /// The score of mating in `moves` moves (from the side to move).
 pub const fn mate_in(moves: i32) -> i32 {

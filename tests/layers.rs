@@ -7,9 +7,9 @@
 use std::path::{Path, PathBuf};
 
 /// The floors, bottom first.
-const FLOORS: [&str; 11] = [
-    "chess", "hash", "score", "io", "nnue", "search", "record", "analysis", "label", "pipeline",
-    "job",
+const FLOORS: [&str; 12] = [
+    "chess", "hash", "score", "io", "nnue", "syzygy", "search", "record", "analysis", "label",
+    "pipeline", "job",
 ];
 
 /// Source text without comments (line comments and doc comments; the code

@@ -29,5 +29,6 @@ mod shape;
 #[cfg(feature = "slurm")]
 mod slurm;
 mod stats;
+mod syzygy;
 mod train;
 mod util;

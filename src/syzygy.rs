@@ -1,0 +1,475 @@
+//! Syzygy endgame tablebases: the exact result (WDL, with the 50-move rule)
+//! and the distance to the next capture or pawn move (DTZ) of positions
+//! with few pieces.
+//!
+//! The tables are decoded by `shakmaty-syzygy`, the prober Lichess's
+//! tablebase server runs on: a well-kept, tested decoder of a compressed
+//! format whose every detail matters. kibitz's position crosses to its
+//! board type at probe time only: everything the rest of kibitz sees is
+//! its own types ([`Position`], [`Move`], [`TbWdl`]).
+//!
+//! The tables are memory-mapped and opened lazily, the first time a
+//! position of their material is probed; [`Tablebases`] is shared by every
+//! worker thread (`Arc`).
+//!
+//! Scores follow Stockfish's: a win the tables know is
+//! [`TB_WIN`]` - ply`, below every mate and above every evaluation
+//! ([`crate::score`]); a win the 50-move rule spoils (a cursed win) scores
+//! `+2`, a loss it saves (a blessed loss) `-2`.
+
+use std::{io, path::PathBuf, sync::Arc};
+
+use shakmaty::{CastlingMode, Chess, FromSetup, Position as _, Setup};
+use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, Tablebase, Wdl};
+
+use crate::{
+    chess::{
+        mv::Move,
+        position::Position,
+        types::{Color, Role, Square},
+    },
+    score::{TB_WIN, tb_loss_in, tb_win_in},
+};
+
+/// The score of a cursed win (a win the 50-move rule turns into a draw),
+/// from the winner's side: a draw, by a hair.
+pub const CURSED_WIN: i32 = 2;
+
+/// A position's result by the tables, counting the 50-move rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TbWdl {
+    /// Lost whatever the 50-move counter.
+    Loss,
+    /// Lost, but saved by the 50-move rule.
+    BlessedLoss,
+    /// Drawn.
+    Draw,
+    /// Won, but the 50-move rule turns it into a draw.
+    CursedWin,
+    /// Won.
+    Win,
+}
+
+impl TbWdl {
+    fn from_syzygy(wdl: Wdl) -> TbWdl {
+        match wdl {
+            Wdl::Loss => TbWdl::Loss,
+            Wdl::BlessedLoss => TbWdl::BlessedLoss,
+            Wdl::Draw => TbWdl::Draw,
+            Wdl::CursedWin => TbWdl::CursedWin,
+            Wdl::Win => TbWdl::Win,
+        }
+    }
+
+    /// Python-chess's and the tables' number: 2 win, 1 cursed win, 0 draw,
+    /// -1 blessed loss, -2 loss.
+    pub fn value(self) -> i32 {
+        match self {
+            TbWdl::Loss => -2,
+            TbWdl::BlessedLoss => -1,
+            TbWdl::Draw => 0,
+            TbWdl::CursedWin => 1,
+            TbWdl::Win => 2,
+        }
+    }
+
+    /// The search score of this result `ply` plies from the root
+    /// (Stockfish's: a win just below mate, a cursed win or blessed loss a
+    /// draw by two).
+    pub fn score(self, ply: usize) -> i32 {
+        match self {
+            TbWdl::Win => tb_win_in(ply),
+            TbWdl::Loss => tb_loss_in(ply),
+            TbWdl::CursedWin => CURSED_WIN,
+            TbWdl::BlessedLoss => -CURSED_WIN,
+            TbWdl::Draw => 0,
+        }
+    }
+
+    /// The game's result it stands for, side to move's view: 1 a win, 0 a
+    /// draw (a cursed win and a blessed loss are draws), -1 a loss.
+    pub fn outcome(self) -> i32 {
+        match self {
+            TbWdl::Win => 1,
+            TbWdl::Loss => -1,
+            _ => 0,
+        }
+    }
+
+    /// The result from the other side.
+    pub fn flip(self) -> TbWdl {
+        match self {
+            TbWdl::Loss => TbWdl::Win,
+            TbWdl::BlessedLoss => TbWdl::CursedWin,
+            TbWdl::Draw => TbWdl::Draw,
+            TbWdl::CursedWin => TbWdl::BlessedLoss,
+            TbWdl::Win => TbWdl::Loss,
+        }
+    }
+
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            TbWdl::Loss => "loss",
+            TbWdl::BlessedLoss => "blessed loss",
+            TbWdl::Draw => "draw",
+            TbWdl::CursedWin => "cursed win",
+            TbWdl::Win => "win",
+        }
+    }
+}
+
+/// What the tables say of a position: its result and the move that keeps
+/// it (the shortest way to the next capture or pawn move in a win, the
+/// longest in a loss).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TbAnswer {
+    /// The result, counting the 50-move rule from the position's counter.
+    pub wdl: TbWdl,
+    /// Plies to the next capture or pawn move along the tables' best line
+    /// (negative when losing, 0 in a draw). Stored DTZ may be rounded by a
+    /// ply: exact enough to rank moves, not to count plies.
+    pub dtz: i32,
+    /// The tables' best move (none when the game is over).
+    pub best: Option<Move>,
+}
+
+/// Where tables could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TablebaseError {
+    /// A folder given does not exist or cannot be listed.
+    #[error("Syzygy folder {path}: {source}")]
+    Folder {
+        /// The folder.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// A file named as a table is not one (its size is wrong).
+    #[error("Syzygy table {path}: {source}")]
+    Table {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: io::Error,
+    },
+    /// Folders with no table in them.
+    #[error("no Syzygy tables (.rtbw, .rtbz) in {0}")]
+    Empty(String),
+}
+
+/// A set of Syzygy tables from one or more folders.
+pub struct Tablebases {
+    tables: Tablebase<Chess>,
+    folders: Vec<PathBuf>,
+    wdl_tables: usize,
+    dtz_tables: usize,
+}
+
+impl std::fmt::Debug for Tablebases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tablebases")
+            .field("folders", &self.folders)
+            .field("wdl_tables", &self.wdl_tables)
+            .field("dtz_tables", &self.dtz_tables)
+            .field("max_pieces", &self.max_pieces())
+            .finish()
+    }
+}
+
+impl Tablebases {
+    /// The tables in `paths`: folders separated by `:` (as UCI's
+    /// `SyzygyPath` takes them; `;` on Windows). Every folder must exist;
+    /// together they must hold at least one table.
+    ///
+    /// # Errors
+    ///
+    /// A folder that cannot be listed, a table file of a wrong size, or no
+    /// table at all.
+    pub fn open(paths: &str) -> Result<Tablebases, TablebaseError> {
+        let separator = if cfg!(windows) { ';' } else { ':' };
+        let folders: Vec<PathBuf> =
+            paths.split(separator).filter(|p| !p.trim().is_empty()).map(PathBuf::from).collect();
+        // Safety: the tables are read-only data kibitz never writes; the
+        // contract of a memory map (no one truncates the files while they
+        // are mapped) is the user's, as for every memory-mapped input.
+        let mut tables = unsafe { Tablebase::with_mmap_filesystem() };
+        let (mut wdl_tables, mut dtz_tables) = (0, 0);
+        for folder in &folders {
+            let entries = std::fs::read_dir(folder)
+                .map_err(|source| TablebaseError::Folder { path: folder.clone(), source })?;
+            let mut paths: Vec<PathBuf> =
+                entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            paths.sort();
+            for path in paths {
+                match tables.add_file(&path) {
+                    Ok(()) => match path.extension().and_then(|e| e.to_str()) {
+                        Some("rtbw") => wdl_tables += 1,
+                        _ => dtz_tables += 1,
+                    },
+                    Err(e) if e.kind() == io::ErrorKind::InvalidInput => {}
+                    Err(source) => return Err(TablebaseError::Table { path, source }),
+                }
+            }
+        }
+        if wdl_tables + dtz_tables == 0 {
+            let names: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
+            return Err(TablebaseError::Empty(if names.is_empty() {
+                "(no folder given)".to_string()
+            } else {
+                names.join(", ")
+            }));
+        }
+        Ok(Tablebases { tables, folders, wdl_tables, dtz_tables })
+    }
+
+    /// The tables of `--syzygy` when given, else of the environment
+    /// variable `KIBITZ_SYZYGY` when set and not empty; `None` when neither.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tablebases::open`].
+    pub fn from_option(option: Option<&str>) -> Result<Option<Arc<Tablebases>>, TablebaseError> {
+        let env = std::env::var("KIBITZ_SYZYGY").ok();
+        match option.or(env.as_deref()).filter(|p| !p.trim().is_empty()) {
+            Some(paths) => Ok(Some(Arc::new(Tablebases::open(paths)?))),
+            None => Ok(None),
+        }
+    }
+
+    /// The most pieces (kings included) a table covers.
+    pub fn max_pieces(&self) -> u32 {
+        self.tables.max_pieces() as u32
+    }
+
+    /// WDL tables found.
+    pub fn wdl_tables(&self) -> usize {
+        self.wdl_tables
+    }
+
+    /// DTZ tables found.
+    pub fn dtz_tables(&self) -> usize {
+        self.dtz_tables
+    }
+
+    /// The folders read.
+    pub fn folders(&self) -> &[PathBuf] {
+        &self.folders
+    }
+
+    /// One line for a run's summary: `35 WDL and 35 DTZ tables, up to 4
+    /// pieces, in /tb`.
+    pub fn describe(&self) -> String {
+        let folders: Vec<String> = self.folders.iter().map(|f| f.display().to_string()).collect();
+        format!(
+            "{} WDL and {} DTZ tables, up to {} pieces, in {}",
+            self.wdl_tables,
+            self.dtz_tables,
+            self.max_pieces(),
+            folders.join(":")
+        )
+    }
+
+    /// Whether `pos` may be in the tables: no more pieces than the largest
+    /// table and no castling right (the tables hold none). Its material's
+    /// table may still be missing.
+    #[inline]
+    pub fn may_cover(&self, pos: &Position) -> bool {
+        pos.occupied().count() <= self.max_pieces() && pos.castling_rights() == 0
+    }
+
+    /// The result of `pos` as if its 50-move counter were zero (WDL tables
+    /// alone, the search's probe: it probes only just after a capture or
+    /// pawn move). `None` when no table covers it.
+    pub fn probe_wdl_after_zeroing(&self, pos: &Position) -> Option<TbWdl> {
+        if !self.may_cover(pos) {
+            return None;
+        }
+        let board = to_shakmaty(pos)?;
+        self.tables.probe_wdl_after_zeroing(&board).ok().map(TbWdl::from_syzygy)
+    }
+
+    /// The result of `pos` counting its 50-move counter (WDL and DTZ
+    /// tables). `None` when no table covers it, or when DTZ's rounding
+    /// leaves the result open (a win or a draw by a ply, at the edge of
+    /// the 50-move rule).
+    pub fn probe_wdl(&self, pos: &Position) -> Option<TbWdl> {
+        if !self.may_cover(pos) {
+            return None;
+        }
+        let board = to_shakmaty(pos)?;
+        match self.tables.probe_wdl(&board).ok()? {
+            AmbiguousWdl::Loss => Some(TbWdl::Loss),
+            AmbiguousWdl::BlessedLoss => Some(TbWdl::BlessedLoss),
+            AmbiguousWdl::Draw => Some(TbWdl::Draw),
+            AmbiguousWdl::CursedWin => Some(TbWdl::CursedWin),
+            AmbiguousWdl::Win => Some(TbWdl::Win),
+            AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => None,
+        }
+    }
+
+    /// The DTZ of `pos` (plies to the next capture or pawn move in the
+    /// tables' best line; negative when losing; may be one ply off, as the
+    /// tables round some). `None` when no table covers it.
+    pub fn probe_dtz(&self, pos: &Position) -> Option<i32> {
+        if !self.may_cover(pos) {
+            return None;
+        }
+        let board = to_shakmaty(pos)?;
+        self.tables.probe_dtz(&board).ok().map(|d| d.ignore_rounding().0)
+    }
+
+    /// The tables' answer for `pos`: its result (50-move rule counted),
+    /// DTZ and best move. `None` when no table covers it or the result is
+    /// left open by DTZ's rounding.
+    pub fn answer(&self, pos: &Position) -> Option<TbAnswer> {
+        if !self.may_cover(pos) {
+            return None;
+        }
+        let board = to_shakmaty(pos)?;
+        let wdl = match self.tables.probe_wdl(&board).ok()? {
+            AmbiguousWdl::Loss => TbWdl::Loss,
+            AmbiguousWdl::BlessedLoss => TbWdl::BlessedLoss,
+            AmbiguousWdl::Draw => TbWdl::Draw,
+            AmbiguousWdl::CursedWin => TbWdl::CursedWin,
+            AmbiguousWdl::Win => TbWdl::Win,
+            AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => return None,
+        };
+        let dtz = self.tables.probe_dtz(&board).ok()?.ignore_rounding().0;
+        let best = match self.tables.best_move(&board) {
+            Ok(Some((m, _))) => Some(from_shakmaty(pos, m)?),
+            Ok(None) => None,
+            Err(_) => return None,
+        };
+        Some(TbAnswer { wdl, dtz, best })
+    }
+
+    /// The root's moves ranked as Stockfish ranks them: by what each
+    /// keeps of the result under the 50-move rule, a win's moves by how
+    /// soon they zero the counter. Returns the moves of the best rank
+    /// (the search chooses among them) and the root's result, or `None`
+    /// when some move's position is not in the tables.
+    pub fn rank_root_moves(&self, pos: &Position) -> Option<(Vec<Move>, TbWdl)> {
+        if !self.may_cover(pos) {
+            return None;
+        }
+        let board = to_shakmaty(pos)?;
+        let rule50 = board.halfmoves() as i32;
+        const MAX_DTZ: i32 = 1 << 18;
+        let mut ranked: Vec<(Move, i32)> = Vec::new();
+        for m in board.legal_moves() {
+            let mut after = board.clone();
+            after.play_unchecked(m);
+            let zeroing = m.is_zeroing();
+            // The DTZ of the move from the root's side: plies to zero the
+            // counter (positive: winning).
+            let dtz = if after.is_checkmate() {
+                1
+            } else if zeroing {
+                // After a capture or a pawn move the WDL alone tells.
+                let wdl = self.tables.probe_wdl_after_zeroing(&after).ok()?;
+                -(wdl as i32).signum()
+            } else {
+                let d: MaybeRounded<Dtz> = self.tables.probe_dtz(&after).ok()?;
+                let d = -d.ignore_rounding().0;
+                match d.signum() {
+                    1 => d + 1,
+                    -1 => d - 1,
+                    _ => 0,
+                }
+            };
+            // Stockfish's ranks: a win within the 50-move rule ranks
+            // highest (all alike: the search picks among them and the
+            // counter forces progress), then cursed wins by how close they
+            // come, draws, blessed losses, and losses.
+            let rank = if dtz > 0 {
+                if dtz + rule50 <= 99 { MAX_DTZ } else { MAX_DTZ - (dtz + rule50) }
+            } else if dtz < 0 {
+                if -dtz * 2 + rule50 < 100 { -MAX_DTZ } else { -MAX_DTZ + (-dtz + rule50) }
+            } else {
+                0
+            };
+            ranked.push((from_shakmaty(pos, m)?, rank));
+        }
+        let best = ranked.iter().map(|&(_, r)| r).max()?;
+        let wdl = if best == MAX_DTZ {
+            TbWdl::Win
+        } else if best > 0 {
+            TbWdl::CursedWin
+        } else if best == 0 {
+            TbWdl::Draw
+        } else if best == -MAX_DTZ {
+            TbWdl::Loss
+        } else {
+            TbWdl::BlessedLoss
+        };
+        let moves = ranked.into_iter().filter(|&(_, r)| r == best).map(|(m, _)| m).collect();
+        Some((moves, wdl))
+    }
+}
+
+/// The score of a position the tables call won, lost or drawn at the
+/// root: [`TB_WIN`], minus it, or the draw's.
+pub fn root_score(wdl: TbWdl) -> i32 {
+    match wdl {
+        TbWdl::Win => TB_WIN,
+        TbWdl::Loss => -TB_WIN,
+        other => other.score(0),
+    }
+}
+
+/// `pos` as shakmaty's board, for a probe. `None` for a position shakmaty
+/// refuses (one kibitz's own checks let through, such as an impossible
+/// check): it is then not probed.
+fn to_shakmaty(pos: &Position) -> Option<Chess> {
+    let mut setup = Setup::empty();
+    for sq in pos.occupied() {
+        let piece = pos.piece_on(sq)?;
+        let color = match piece.color() {
+            Color::White => shakmaty::Color::White,
+            Color::Black => shakmaty::Color::Black,
+        };
+        let role = match piece.role() {
+            Role::Pawn => shakmaty::Role::Pawn,
+            Role::Knight => shakmaty::Role::Knight,
+            Role::Bishop => shakmaty::Role::Bishop,
+            Role::Rook => shakmaty::Role::Rook,
+            Role::Queen => shakmaty::Role::Queen,
+            Role::King => shakmaty::Role::King,
+        };
+        setup.board.set_piece_at(shakmaty::Square::new(sq as u32), shakmaty::Piece { color, role });
+    }
+    setup.turn = match pos.side_to_move() {
+        Color::White => shakmaty::Color::White,
+        Color::Black => shakmaty::Color::Black,
+    };
+    setup.ep_square = pos.ep_square().map(|sq| shakmaty::Square::new(sq as u32));
+    setup.halfmoves = pos.rule50();
+    setup.fullmoves = std::num::NonZeroU32::new(pos.fullmove_number().max(1))?;
+    Chess::from_setup(setup, CastlingMode::Standard)
+        .or_else(|e| e.ignore_invalid_ep_square())
+        .or_else(|e| e.ignore_impossible_check())
+        .ok()
+}
+
+/// shakmaty's move as kibitz's, checked legal in `pos`.
+fn from_shakmaty(pos: &Position, m: shakmaty::Move) -> Option<Move> {
+    let from = Square::new(m.from()? as u32);
+    let to = Square::new(m.to() as u32);
+    let mv = match m {
+        shakmaty::Move::EnPassant { .. } => Move::en_passant(from, to),
+        shakmaty::Move::Normal { promotion: Some(role), .. } => {
+            let role = match role {
+                shakmaty::Role::Knight => Role::Knight,
+                shakmaty::Role::Bishop => Role::Bishop,
+                shakmaty::Role::Rook => Role::Rook,
+                _ => Role::Queen,
+            };
+            Move::promotion(from, to, role)
+        }
+        shakmaty::Move::Normal { .. } => Move::normal(from, to),
+        _ => return None,
+    };
+    pos.is_legal(mv).then_some(mv)
+}
