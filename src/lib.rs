@@ -190,8 +190,9 @@ pub use record::{
     chain::{ChainError, Step, walk},
     format::{
         BLOCK_GAMES, BLOCK_LABELS, Ending, FORMAT_VERSION, GameRecord, Header, InputInfo,
-        LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, Label, LabelSource, MAGIC, MAX_MULTIPV, MAX_PV,
-        Options, PackedBoard, SelfPlayOptions, move_at, move_index, result_text,
+        LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, LABEL_TABLEBASE, LABEL_TB_50_MOVE, Label,
+        LabelSource, MAGIC, MAX_MULTIPV, MAX_PV, Options, PackedBoard, SelfPlayOptions, move_at,
+        move_index, result_text,
     },
     import::{Foreign, for_each_game},
     position_key::{FirstSeen, label_keys},

@@ -422,6 +422,8 @@ pub fn root_score(wdl: TbWdl) -> i32 {
 /// `pos` as shakmaty's board, for a probe. `None` for a position shakmaty
 /// refuses (one kibitz's own checks let through, such as an impossible
 /// check): it is then not probed.
+// The large error is shakmaty's own, dropped here at once.
+#[allow(clippy::result_large_err)]
 fn to_shakmaty(pos: &Position) -> Option<Chess> {
     let mut setup = Setup::empty();
     for sq in pos.occupied() {

@@ -241,7 +241,9 @@ fn an_option_the_engine_lacks_is_refused() {
     let (code, _, err) = run("Hassh=32", &bad);
     assert_eq!(code, 1);
     assert!(
-        err.contains("has no option Hassh (its options: Hash, Threads, UCI_Chess960, EvalFile)"),
+        err.contains(
+            "has no option Hassh (its options: Hash, Threads, UCI_Chess960, EvalFile, SyzygyPath)"
+        ),
         "{err}"
     );
     assert!(!bad.exists());

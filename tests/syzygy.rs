@@ -30,12 +30,14 @@ fn a_missing_or_empty_folder_is_named() {
 #[cfg(feature = "corpus")]
 pub mod corpus {
     use super::*;
-    use crate::util::{Rng, shared};
+    use crate::util::{Rng, kibitz, s, shared};
+    use kibitz::{Color, Limits, Searcher, TbWdl, WIN_BOUND};
 
     pub fn tables() -> Tablebases {
         Tablebases::open(shared("syzygy").to_str().unwrap()).expect("the shared Syzygy tables")
     }
 
+    #[cfg_attr(not(feature = "python-chess"), allow(dead_code))]
     /// The table names in the shared folder (`KBNvK`), sorted.
     pub fn materials() -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(shared("syzygy"))
@@ -49,6 +51,7 @@ pub mod corpus {
         names
     }
 
+    #[cfg_attr(not(feature = "python-chess"), allow(dead_code))]
     /// A random legal position of `material` (`KRPvKB`): pieces on random
     /// squares (pawns off the first and last ranks), a random side to move,
     /// the side not to move not in check. `None` when the draw fails (the
@@ -194,6 +197,222 @@ pub mod corpus {
             differ.len(),
             ours.len(),
             differ.join("\n")
+        );
+    }
+
+    /// The search with the tables converts a won ending to mate and holds a
+    /// drawn one: each side plays the searched move, and the tables follow
+    /// the game.
+    #[test]
+    fn the_search_converts_a_win_and_holds_a_draw() {
+        let tb = std::sync::Arc::new(tables());
+        let mut searcher = Searcher::new(16);
+        searcher.set_tablebases(Some(tb.clone()));
+        // King and rook against king: mate, well within the 50-move rule.
+        let mut pos = Position::from_fen("8/8/8/4k3/8/8/8/R3K3 w - - 0 1").unwrap();
+        let mut plies = 0;
+        while pos.has_legal_moves() && plies < 200 {
+            let r = searcher.search(&mut pos, &Limits::depth(6), |_| {});
+            if pos.side_to_move() == Color::White {
+                assert!(r.score >= WIN_BOUND, "ply {plies}: {} scores {}", pos.fen(), r.score);
+                assert!(r.tb_hits > 0);
+            }
+            pos.do_move(r.best.unwrap());
+            plies += 1;
+        }
+        assert!(
+            pos.in_check() && !pos.has_legal_moves(),
+            "no mate after {plies} plies: {}",
+            pos.fen()
+        );
+        // Within the 50-move rule (a won ending's moves are ranked by it:
+        // the search picks among those that zero the counter in time).
+        assert!(plies < 100, "{plies} plies to mate with king and rook");
+
+        // Rook against rook: a draw the side to move keeps, ply after ply.
+        let mut pos = Position::from_fen("8/8/2k5/8/8/5r2/8/1K1R4 w - - 0 1").unwrap();
+        for ply in 0..40 {
+            let r = searcher.search(&mut pos, &Limits::depth(6), |_| {});
+            assert_eq!(r.score, 0, "ply {ply}: {}", pos.fen());
+            pos.do_move(r.best.unwrap());
+            let after = tb.probe_wdl(&pos);
+            assert!(
+                after.is_none_or(|w| w == TbWdl::Draw),
+                "ply {ply}: {} is {after:?}",
+                pos.fen()
+            );
+        }
+
+        // Six pieces: the captures that enter the tables are probed in the
+        // tree, and only with tables.
+        let fen = "4k2r/8/8/3p4/8/8/8/2BRK3 w - - 0 1";
+        let mut pos = Position::from_fen(fen).unwrap();
+        let with = searcher.search(&mut pos, &Limits::depth(8), |_| {});
+        assert!(with.tb_hits > 0);
+        let mut plain = Searcher::new(16);
+        assert_eq!(plain.search(&mut pos, &Limits::depth(8), |_| {}).tb_hits, 0);
+    }
+
+    /// annotate labels the positions within the tables by them (flagged,
+    /// scored as the tables say, the best move keeping the result), and
+    /// relabelling with the tables alone keeps every other label as it was.
+    #[test]
+    fn annotate_and_relabel_take_the_tables_labels() {
+        let dir = TempDir::new("syzygy-annotate");
+        let tb_path = shared("syzygy");
+        let tb = tables();
+        let epd = dir.path("p.epd");
+        let fens = [
+            "8/8/8/4k3/8/8/8/R3K3 w - - 0 1",
+            "8/8/8/4k3/8/8/8/R3K3 b - - 0 1",
+            "8/8/3k4/8/3r4/8/3R4/3K4 w - - 0 1",
+            "8/8/8/8/3k4/8/8/KBBn4 w - - 0 1",
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+        ];
+        std::fs::write(&epd, fens.map(|f| format!("{}\n", &f[..f.len() - 4])).concat()).unwrap();
+        let kbz = dir.path("p.kbz");
+        let (code, out, err) = kibitz(&[
+            "annotate",
+            s(&epd),
+            "-o",
+            s(&kbz),
+            "--depth",
+            "4",
+            "--preset",
+            "analysis",
+            "--syzygy",
+            s(&tb_path),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("38 WDL and 38 DTZ tables, up to 5 pieces"), "{out}");
+        assert!(out.contains("4 labels from the tables"), "{out}");
+        let (_, games) = kibitz::read_all(&kbz).unwrap();
+        assert_eq!(games.len(), fens.len());
+        for g in &games {
+            kibitz::walk(g, |step| {
+                let Some(label) = step.label else { return };
+                let answer = tb.answer(step.pos);
+                let flagged = label.flags & kibitz::LABEL_TABLEBASE != 0;
+                assert_eq!(flagged, answer.is_some(), "{}", step.pos.fen());
+                let Some(answer) = answer else { return };
+                let expected = match answer.wdl {
+                    TbWdl::Win => kibitz::TB_WIN,
+                    TbWdl::Loss => -kibitz::TB_WIN,
+                    TbWdl::CursedWin => kibitz::CURSED_WIN,
+                    TbWdl::BlessedLoss => -kibitz::CURSED_WIN,
+                    TbWdl::Draw => 0,
+                };
+                assert_eq!(i32::from(label.score), expected, "{}", step.pos.fen());
+                let cursed = label.flags & kibitz::LABEL_TB_50_MOVE != 0;
+                assert_eq!(cursed, matches!(answer.wdl, TbWdl::CursedWin | TbWdl::BlessedLoss));
+                // The best move keeps the result: the other side is left
+                // with its opposite.
+                let mut after = step.pos.clone();
+                after.do_move(step.best.unwrap());
+                let kept = tb.probe_wdl(&after).map(TbWdl::flip);
+                assert!(
+                    kept.is_none() || kept == Some(answer.wdl) || after.rule50() == 0,
+                    "{}: {:?} after the best move, {:?} before",
+                    step.pos.fen(),
+                    kept,
+                    answer.wdl
+                );
+            })
+            .unwrap();
+        }
+
+        // The tables alone over the same labels, searched without them:
+        // those within the tables are rewritten, the others kept.
+        let plain = dir.path("plain.kbz");
+        let (code, _, err) =
+            kibitz(&["annotate", s(&epd), "-o", s(&plain), "--depth", "4", "--preset", "analysis"]);
+        assert_eq!(code, 0, "{err}");
+        let rescored = dir.path("rescored.kbz");
+        let (code, out, err) = kibitz(&[
+            "annotate",
+            s(&plain),
+            "-o",
+            s(&rescored),
+            "--tables-only",
+            "--syzygy",
+            s(&tb_path),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("4 labels from the tables"), "{out}");
+        assert!(out.contains("1 kept"), "{out}");
+        let (_, before) = kibitz::read_all(&plain).unwrap();
+        let (_, after) = kibitz::read_all(&rescored).unwrap();
+        let (_, tabled) = kibitz::read_all(&kbz).unwrap();
+        for ((b, a), t) in before.iter().zip(&after).zip(&tabled) {
+            let in_tables = t.labels[0].flags & kibitz::LABEL_TABLEBASE != 0;
+            if in_tables {
+                assert_eq!(a.labels[0].score, t.labels[0].score);
+                assert_eq!(a.labels[0].flags, t.labels[0].flags);
+            } else {
+                assert_eq!(a.labels, b.labels, "a label outside the tables is kept");
+            }
+        }
+        // Without tables, --tables-only is refused.
+        let (code, _, err) = crate::util::kibitz_env(
+            &["annotate", s(&plain), "-o", s(&dir.path("x.kbz")), "--tables-only"],
+            &[("KIBITZ_SYZYGY", "")],
+        );
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains("--tables-only needs endgame tables"), "{err}");
+    }
+
+    /// Self-play with the tables ends the games that enter them with their
+    /// result, as its own ending, counted in the summary.
+    #[test]
+    fn selfplay_ends_games_by_the_tables() {
+        let dir = TempDir::new("syzygy-selfplay");
+        let out_path = dir.path("sp.kbz");
+        let tb_path = shared("syzygy");
+        let (code, out, err) = kibitz(&[
+            "selfplay",
+            "--games",
+            "24",
+            "--nodes",
+            "1500",
+            "--seed",
+            "5",
+            "-o",
+            s(&out_path),
+            "--syzygy",
+            s(&tb_path),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (_, games) = kibitz::read_all(&out_path).unwrap();
+        let tb = tables();
+        let mut ended = 0;
+        for g in &games {
+            if g.ending != kibitz::Ending::Tablebase {
+                continue;
+            }
+            ended += 1;
+            let mut last = None;
+            kibitz::walk(g, |step| {
+                if step.played.is_none() {
+                    last = Some(step.pos.clone());
+                }
+            })
+            .unwrap();
+            let pos = last.unwrap();
+            let wdl = tb
+                .probe_wdl(&pos)
+                .or_else(|| tb.probe_wdl_after_zeroing(&pos))
+                .expect("the final position is in the tables");
+            let white = if pos.side_to_move() == Color::White { wdl } else { wdl.flip() };
+            assert_eq!(i32::from(g.result), white.outcome() + 1, "{}", pos.fen());
+        }
+        assert!(ended > 0, "no game of 24 entered the tables:\n{out}");
+        assert!(out.contains(&format!("{ended} tablebase")), "{out}");
+        assert!(
+            out.contains(&format!(
+                "{ended} game{} ended by the tables",
+                if ended == 1 { "" } else { "s" }
+            )),
+            "{out}"
         );
     }
 }

@@ -155,6 +155,8 @@ pub struct AnnotateArgs {
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
+    #[command(flatten)]
+    syzygy: super::search::SyzygyArgs,
     /// The selection for a purpose: `analysis` labels every position, with
     /// its principal variation (as `--skip-plies 0 --skip-check false
     /// --skip-captures false --pv 12`).
@@ -235,6 +237,11 @@ pub struct AnnotateArgs {
     /// the first, exit 2. Without it they are written, flagged and counted.
     #[arg(long, requires = "engine")]
     strict_limits: bool,
+    /// Label with the endgame tables alone (--syzygy or KIBITZ_SYZYGY):
+    /// positions outside them get no label, and a labelled file relabelled
+    /// keeps their old labels; nothing is searched.
+    #[arg(long)]
+    tables_only: bool,
     /// Close a block after this many games (recorded in the header). A
     /// block is the unit a kill can lose: with a slow labeller, smaller
     /// blocks lose less, at some cost in size.
@@ -527,6 +534,13 @@ fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
         filter: args.filters.filter()?,
         multipv: args.multipv,
         verify: args.verify.into(),
+        tablebases: match (args.syzygy.open()?, args.tables_only) {
+            (None, true) => {
+                bail!("--tables-only needs endgame tables: --syzygy FOLDERS or KIBITZ_SYZYGY")
+            }
+            (tables, _) => tables,
+        },
+        tables_only: args.tables_only,
     })
 }
 
@@ -634,6 +648,16 @@ fn run_relabel(
             report.games, report.labels, report.relabelled, report.failed
         )?;
         writeln!(out, "from      {from}")?;
+        if let Some(tables) = args.syzygy.describe() {
+            writeln!(
+                out,
+                "syzygy    {tables}: {} from the tables ({} changed sign, {} now drawn), {} kept",
+                count(report.tablebase, "label"),
+                report.sign_flips,
+                report.draws_found,
+                report.kept
+            )?;
+        }
         if let Some(line) = limits_line(report.short_of_limit, report.past_limit, &job_engine) {
             writeln!(out, "{line}")?;
         }
@@ -778,6 +802,9 @@ fn print_text(
         stats.skipped_duplicate
     )?;
     print_filtered_and_variants(out, report)?;
+    if let Some(tables) = args.syzygy.describe() {
+        writeln!(out, "syzygy    {tables}: {} from the tables", count(stats.tablebase, "label"))?;
+    }
     for f in stats.failures.iter().take(20) {
         writeln!(out, "failure   {f}")?;
     }

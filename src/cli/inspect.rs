@@ -70,6 +70,18 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
             )?;
         }
     }
+    if i.tablebase > 0 {
+        writeln!(
+            out,
+            "tables    {} from the endgame tables, exact ({} cursed wins or blessed losses)",
+            if i.tablebase == 1 {
+                "1 label".to_string()
+            } else {
+                format!("{} labels", i.tablebase)
+            },
+            i.tablebase_50_move
+        )?;
+    }
     writeln!(out, "select    {}", selection(o))?;
     if o.pv_plies > 0 {
         writeln!(out, "variation up to {} plies per label", o.pv_plies)?;

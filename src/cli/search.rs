@@ -27,6 +27,31 @@ pub struct SearchArgs {
     hash: usize,
     #[command(flatten)]
     net: NetArgs,
+    #[command(flatten)]
+    syzygy: SyzygyArgs,
+}
+
+/// Endgame tables, for every command that judges positions.
+#[derive(Args, Debug, Clone, Default)]
+pub struct SyzygyArgs {
+    /// Syzygy endgame tables (.rtbw, .rtbz): folders separated by `:`, as
+    /// UCI's SyzygyPath takes them. Positions within them are judged by
+    /// them exactly. Default: KIBITZ_SYZYGY when set.
+    #[arg(long, value_name = "FOLDERS")]
+    pub syzygy: Option<String>,
+}
+
+impl SyzygyArgs {
+    /// The tables named, or `None`.
+    pub fn open(&self) -> Result<Option<std::sync::Arc<kibitz::Tablebases>>> {
+        Ok(kibitz::Tablebases::from_option(self.syzygy.as_deref())?)
+    }
+
+    /// The tables named, for a summary (`38 WDL and 38 DTZ tables, up to
+    /// 5 pieces, in /tb`), or `None`.
+    pub fn describe(&self) -> Option<String> {
+        self.open().ok().flatten().map(|t| t.describe())
+    }
 }
 
 /// An `info` line as UCI writes it.
@@ -34,7 +59,7 @@ pub fn info_line(chess960: bool, info: &Info) -> String {
     let secs = info.elapsed.as_secs_f64().max(1e-9);
     let pv: Vec<String> = info.pv.iter().map(|&m| kibitz::move_to_uci(m, chess960)).collect();
     format!(
-        "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} pv {}",
+        "info depth {} seldepth {} score {} nodes {} nps {} time {} hashfull {} tbhits {} pv {}",
         info.depth,
         info.seldepth,
         ScoreKind::from_score(info.score).uci(),
@@ -42,6 +67,7 @@ pub fn info_line(chess960: bool, info: &Info) -> String {
         (info.nodes as f64 / secs) as u64,
         info.elapsed.as_millis(),
         info.hashfull,
+        info.tb_hits,
         pv.join(" ")
     )
 }
@@ -59,6 +85,7 @@ pub fn run_search(args: SearchArgs) -> Result<ExitCode> {
     }
     let mut searcher =
         Searcher::try_with_net(args.hash, args.net.load()?).map_err(anyhow::Error::msg)?;
+    searcher.set_tablebases(args.syzygy.open()?);
     let limits = match args.nodes {
         Some(n) => Limits::nodes(n),
         None => Limits::depth(args.depth),

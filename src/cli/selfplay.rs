@@ -18,7 +18,7 @@ use kibitz::{
     SelfPlayError, SelfPlayReport, SelfPlaySettings, SelfPlaySink, SelfPlayStats,
 };
 
-use super::common::{REJECTS_SHOWN, default_threads};
+use super::common::{REJECTS_SHOWN, count, default_threads};
 
 /// Arguments of `kibitz selfplay`.
 #[derive(Args, Debug)]
@@ -54,6 +54,8 @@ pub struct SelfPlayArgs {
     hash: u32,
     #[command(flatten)]
     net: super::eval::NetArgs,
+    #[command(flatten)]
+    syzygy: super::search::SyzygyArgs,
     /// Play with this UCI engine (one process per thread) instead of the
     /// built-in search.
     #[arg(long, value_name = "PATH")]
@@ -193,6 +195,7 @@ fn settings(args: &SelfPlayArgs) -> Result<SelfPlaySettings> {
         shard: shard.unwrap_or((0, 1)),
         block_games: args.block_games,
         block_labels: args.block_labels,
+        tablebases: args.syzygy.open()?,
     })
 }
 
@@ -392,6 +395,10 @@ fn print_summary(
         if endings.is_empty() { "none".into() } else { endings.join(", ") }
     )?;
     writeln!(out, "positions {} labelled ({} nodes)", s.positions, s.nodes)?;
+    if let Some(tables) = args.syzygy.describe() {
+        let ended = s.endings.get("tablebase").copied().unwrap_or(0);
+        writeln!(out, "syzygy    {tables}: {} ended by the tables", count(ended, "game"))?;
+    }
     let engine = &report.header.options.engine;
     if let Some(line) = super::annotate::limits_line(s.short_of_limit, s.past_limit, engine) {
         writeln!(out, "{line}")?;

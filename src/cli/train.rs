@@ -224,8 +224,8 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     let c = &report.counts;
     writeln!(
         out,
-        "data     {} games, {} labels: {} training positions, {} validation; dropped {} mate \
-         scores, {} in check, {} with a capture or promotion best",
+        "data     {} games, {} labels: {} training positions, {} validation; dropped {} mate or \
+         tablebase scores, {} in check, {} with a capture or promotion best",
         c.games, c.labels, c.train, c.validation, c.mates, c.in_check, c.tactical
     )?;
     writeln!(

@@ -2,10 +2,11 @@
 //! tools (cutechess, fastchess) and python-chess's engine module: `uci`,
 //! `isready`, `ucinewgame`, `position`, `go` (depth, nodes, movetime,
 //! wtime/btime/winc/binc/movestogo, infinite), `stop`, `quit`, and the
-//! options `Hash`, `UCI_Chess960` and `EvalFile` (a net to evaluate with:
+//! options `Hash`, `UCI_Chess960`, `EvalFile` (a net to evaluate with:
 //! a Stockfish 15.1 net or one `kibitz train` made; KIBITZ_NET by default,
 //! else `<built-in>`, kibitz's own net; `hand-written` or empty for the
-//! hand-written evaluation).
+//! hand-written evaluation) and `SyzygyPath` (endgame tables, folders
+//! separated by `:`; KIBITZ_SYZYGY by default).
 //!
 //! The search runs on its own thread so `stop` and `isready` are answered
 //! while it thinks.
@@ -24,7 +25,7 @@ use std::{
 use anyhow::Result;
 
 use crate::cli::search::info_line;
-use kibitz::{CastlingMode, FenOptions, Limits, Position, Searcher, nnue::Net};
+use kibitz::{CastlingMode, FenOptions, Limits, Position, Searcher, Tablebases, nnue::Net};
 
 const NAME: &str = concat!("kibitz ", env!("CARGO_PKG_VERSION"));
 
@@ -44,6 +45,9 @@ struct Engine {
     /// The `EvalFile` value and the net read from it.
     eval_file: String,
     net: Option<Net>,
+    /// The `SyzygyPath` value and the tables found there.
+    syzygy_path: String,
+    tablebases: Option<Arc<Tablebases>>,
     searcher: Option<Searcher>,
     running: Option<(JoinHandle<Searcher>, Arc<AtomicBool>)>,
 }
@@ -74,6 +78,7 @@ impl Engine {
                 self.position.set_chess960(self.chess960);
             }
             "evalfile" => self.set_eval_file(value),
+            "syzygypath" => self.set_syzygy_path(value),
             "threads" => {}
             _ => say(&format!("info string unknown option {name}")),
         }
@@ -95,12 +100,39 @@ impl Engine {
     }
 
     fn new_searcher(&self) -> Searcher {
-        Searcher::try_with_net(self.hash, self.net.clone())
+        let mut searcher = Searcher::try_with_net(self.hash, self.net.clone())
             .or_else(|e| {
                 say(&format!("info string {e}; using a 1 MiB table"));
                 Searcher::try_with_net(1, self.net.clone())
             })
-            .expect("a 1 MiB table")
+            .expect("a 1 MiB table");
+        searcher.set_tablebases(self.tablebases.clone());
+        searcher
+    }
+
+    /// Opens the tables `SyzygyPath` names (none when empty or
+    /// `<empty>`) and says what was found; folders that cannot be read
+    /// are reported and the previous tables stay.
+    fn set_syzygy_path(&mut self, value: &str) {
+        let value = value.trim();
+        if value.is_empty() || value == "<empty>" {
+            self.syzygy_path.clear();
+            self.tablebases = None;
+        } else {
+            match Tablebases::open(value) {
+                Ok(tb) => {
+                    say(&format!("info string Syzygy: {}", tb.describe()));
+                    self.syzygy_path = value.to_string();
+                    self.tablebases = Some(Arc::new(tb));
+                }
+                Err(e) => {
+                    say(&format!("info string {e}; SyzygyPath stays {:?}", self.syzygy_path));
+                    return;
+                }
+            }
+        }
+        let tables = self.tablebases.clone();
+        self.searcher().set_tablebases(tables);
     }
 
     fn searcher(&mut self) -> &mut Searcher {
@@ -249,6 +281,7 @@ impl Engine {
                     elapsed: started.elapsed(),
                     pv: result.pv.clone(),
                     hashfull: last.hashfull,
+                    tb_hits: result.tb_hits,
                 };
                 say(&info_line(chess960, &end));
             }
@@ -282,11 +315,16 @@ pub fn run() -> Result<ExitCode> {
         hash: 16,
         eval_file: BUILTIN.to_string(),
         net: Some(Net::builtin()),
+        syzygy_path: String::new(),
+        tablebases: None,
         searcher: None,
         running: None,
     };
     if let Some(path) = std::env::var_os("KIBITZ_NET").filter(|p| !p.is_empty()) {
         engine.set_eval_file(&path.to_string_lossy());
+    }
+    if let Some(path) = std::env::var_os("KIBITZ_SYZYGY").filter(|p| !p.is_empty()) {
+        engine.set_syzygy_path(&path.to_string_lossy());
     }
     let stdin = io::stdin();
     for line in stdin.lock().lines() {
@@ -302,6 +340,9 @@ pub fn run() -> Result<ExitCode> {
                 let default =
                     if engine.eval_file.is_empty() { "hand-written" } else { &engine.eval_file };
                 say(&format!("option name EvalFile type string default {default}"));
+                let path =
+                    if engine.syzygy_path.is_empty() { "<empty>" } else { &engine.syzygy_path };
+                say(&format!("option name SyzygyPath type string default {path}"));
                 say("uciok");
             }
             ["isready"] => say("readyok"),

@@ -51,6 +51,7 @@ use crate::{
         writer::{BlockLimits, BlockSink, BlockWriter, KbzWriter},
     },
     search::tt::TableError,
+    syzygy::Tablebases,
 };
 
 /// The settings of an annotate run, apart from its inputs and output.
@@ -105,6 +106,12 @@ pub struct AnnotateSettings {
     pub multipv: u32,
     /// What to check after every move of the games read.
     pub verify: Verify,
+    /// Endgame tables: positions within them are labelled by them, and
+    /// the search probes them.
+    pub tablebases: Option<Arc<Tablebases>>,
+    /// Only the tables label: positions outside them get no label (a
+    /// relabelling keeps their old one) and nothing is searched.
+    pub tables_only: bool,
 }
 
 impl Default for AnnotateSettings {
@@ -137,6 +144,8 @@ impl Default for AnnotateSettings {
             filter: GameFilter::default(),
             multipv: 1,
             verify: Verify::None,
+            tablebases: None,
+            tables_only: false,
         }
     }
 }
@@ -607,7 +616,9 @@ impl Annotation {
         };
         // `run` takes one labeller per worker thread, and there is a
         // searcher for each.
-        let pool = LabellerPool::new(settings.label.engine(), searchers);
+        let pool = LabellerPool::new(settings.label.engine(), searchers)
+            .with_tablebases(settings.tablebases.clone())
+            .tables_only(settings.tables_only);
         let (options, names) = (&self.header.options, state.names.clone());
         let interrupt = state.interrupt.clone();
         run::run(

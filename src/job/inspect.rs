@@ -6,7 +6,9 @@ use std::{collections::BTreeMap, path::Path};
 
 use crate::record::{
     chain::walk,
-    format::{Header, LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, is_mate},
+    format::{
+        Header, LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, LABEL_TABLEBASE, LABEL_TB_50_MOVE, is_mate,
+    },
     reader::{KbzReader, RecordError},
 };
 
@@ -35,6 +37,10 @@ pub struct Inspection {
     pub short_of_limit: u64,
     /// Labels flagged: the engine went past twice its limit.
     pub past_limit: u64,
+    /// Labels the endgame tables gave (flagged)...
+    pub tablebase: u64,
+    /// ... of which cursed wins or blessed losses.
+    pub tablebase_50_move: u64,
     /// Games whose chain replays.
     pub chains_valid: u64,
     /// Labels that are not mates, by score in buckets of 100 centipawns
@@ -68,6 +74,8 @@ pub fn inspect(path: &Path) -> Result<Inspection, RecordError> {
         mate_labels: 0,
         short_of_limit: 0,
         past_limit: 0,
+        tablebase: 0,
+        tablebase_50_move: 0,
         chains_valid: 0,
         histogram: BTreeMap::new(),
         complete: false,
@@ -91,6 +99,8 @@ pub fn inspect(path: &Path) -> Result<Inspection, RecordError> {
             for l in &g.labels {
                 i.short_of_limit += u64::from(l.flags & LABEL_SHORT_OF_LIMIT != 0);
                 i.past_limit += u64::from(l.flags & LABEL_PAST_LIMIT != 0);
+                i.tablebase += u64::from(l.flags & LABEL_TABLEBASE != 0);
+                i.tablebase_50_move += u64::from(l.flags & LABEL_TB_50_MOVE != 0);
                 if is_mate(l.score) {
                     i.mate_labels += 1;
                 } else {

@@ -52,6 +52,16 @@ pub struct RelabelReport {
     pub refused: u64,
     /// Nodes searched.
     pub nodes: u64,
+    /// Labels the endgame tables gave.
+    pub tablebase: u64,
+    /// Of those, labels whose score changed sign (a win for the other
+    /// side, or a win turned into a loss)...
+    pub sign_flips: u64,
+    /// ... and those the tables call drawn where the old score was not
+    /// within 50 centipawns of 0.
+    pub draws_found: u64,
+    /// Labels kept as they were (`--tables-only`: outside the tables).
+    pub kept: u64,
     /// Bytes written.
     pub bytes_written: u64,
     /// The output's header.
@@ -112,6 +122,10 @@ struct Counts {
     past_limit: u64,
     refused: u64,
     nodes: u64,
+    tablebase: u64,
+    sign_flips: u64,
+    draws_found: u64,
+    kept: u64,
 }
 
 /// One game relabelled: the same plies, the new labeller's labels, in the
@@ -120,6 +134,7 @@ fn relabel_game(
     labeller: &mut dyn Labeller,
     record: &GameRecord,
     pv_plies: usize,
+    keep_unlabelled: bool,
     counts: &mut Counts,
 ) -> Result<GameRecord, ChainError> {
     let start =
@@ -128,9 +143,11 @@ fn relabel_game(
     labeller.new_game(start.is_chess960());
     let mut made: Vec<Move> = Vec::with_capacity(record.moves.len());
     let mut plies: Vec<usize> = Vec::with_capacity(record.labels.len());
+    let mut old: Vec<Label> = Vec::with_capacity(record.labels.len());
     walk(record, |step| {
-        if step.label.is_some() {
+        if let Some(l) = step.label {
             plies.push(step.ply);
+            old.push(*l);
         }
         if let Some(m) = step.played {
             made.push(m);
@@ -141,7 +158,8 @@ fn relabel_game(
     let mut pos = start;
     let mut at = 0;
     let backward = labeller.backward();
-    let mut label_at = |pos: &mut Position, ply: usize, labels: &mut Vec<Label>| {
+    let mut label_at = |pos: &mut Position, i: usize, labels: &mut Vec<Label>| {
+        let ply = plies[i];
         counts.labels += 1;
         let ctx =
             LabelContext { game: record.index, ply, start_fen: &start_fen, moves: &made[..ply] };
@@ -149,12 +167,22 @@ fn relabel_game(
             Some(l) => {
                 counts.relabelled += 1;
                 counts.nodes += l.nodes;
+                if l.tablebase.is_some() {
+                    let before = i32::from(old[i].score);
+                    counts.tablebase += 1;
+                    counts.sign_flips += u64::from(before.signum() * l.score.signum() < 0);
+                    counts.draws_found += u64::from(l.score.abs() <= 2 && before.abs() > 50);
+                }
                 match l.limit {
                     LimitKept::Kept => {}
                     LimitKept::Short => counts.short_of_limit += 1,
                     LimitKept::Past => counts.past_limit += 1,
                 }
                 labels.push(new_label(pos, ply, &l, pv_plies));
+            }
+            None if keep_unlabelled => {
+                counts.kept += 1;
+                labels.push(old[i]);
             }
             None => {
                 counts.failed += 1;
@@ -172,21 +200,21 @@ fn relabel_game(
             pos.do_move(m);
         }
         at = made.len();
-        for &ply in plies.iter().rev() {
+        for (i, &ply) in plies.iter().enumerate().rev() {
             while at > ply {
                 at -= 1;
                 pos.undo_move(made[at]);
             }
-            label_at(&mut pos, ply, &mut out.labels);
+            label_at(&mut pos, i, &mut out.labels);
         }
         out.labels.reverse();
     } else {
-        for &ply in &plies {
+        for (i, &ply) in plies.iter().enumerate() {
             while at < ply {
                 pos.do_move(made[at]);
                 at += 1;
             }
-            label_at(&mut pos, ply, &mut out.labels);
+            label_at(&mut pos, i, &mut out.labels);
         }
     }
     Ok(out)
@@ -214,7 +242,7 @@ fn new_label(pos: &Position, ply: usize, l: &label::Labelled, pv_plies: usize) -
         depth: l.depth,
         pv,
         alternatives: Alternatives::new(&alternatives),
-        flags: l.limit.flag(),
+        flags: l.flags(),
     }
 }
 
@@ -267,7 +295,10 @@ impl Relabel {
         let mut writer = BlockWriter::new(file, BlockLimits::of(&self.header));
         let threads = self.settings.threads.max(1);
         let pv_plies = self.header.options.pv_plies as usize;
-        let pool = LabellerPool::new(self.settings.label.engine(), self.searchers);
+        let pool = LabellerPool::new(self.settings.label.engine(), self.searchers)
+            .with_tablebases(self.settings.tablebases.clone())
+            .tables_only(self.settings.tables_only);
+        let keep = self.settings.tables_only;
         let (jobs_tx, jobs_rx) = crossbeam_channel::bounded::<Batch<Vec<GameRecord>>>(threads * 2);
         // Batches between the reader and the writer, queued, being labelled
         // or waiting for an earlier one: at most this many, so that a slow
@@ -285,7 +316,7 @@ impl Relabel {
         let result = std::thread::scope(|scope| {
             for _ in 0..threads {
                 let (jobs, done, pool) = (jobs_rx.clone(), done_tx.clone(), &pool);
-                scope.spawn(move || label_batches(pool.take(), pv_plies, jobs, done));
+                scope.spawn(move || label_batches(pool.take(), pv_plies, keep, jobs, done));
             }
             drop(done_tx);
             let reader = scope.spawn(move || {
@@ -324,6 +355,7 @@ type Labelled = Result<(Vec<GameRecord>, Counts), ChainError>;
 fn label_batches(
     mut labeller: Box<dyn Labeller>,
     pv_plies: usize,
+    keep_unlabelled: bool,
     jobs: crossbeam_channel::Receiver<Batch<Vec<GameRecord>>>,
     done: crossbeam_channel::Sender<Batch<Labelled>>,
 ) {
@@ -331,7 +363,7 @@ fn label_batches(
         let mut counts = Counts::default();
         let out: Result<Vec<GameRecord>, ChainError> = games
             .iter()
-            .map(|g| relabel_game(labeller.as_mut(), g, pv_plies, &mut counts))
+            .map(|g| relabel_game(labeller.as_mut(), g, pv_plies, keep_unlabelled, &mut counts))
             .collect();
         if done.send((batch, out.map(|o| (o, counts)))).is_err() {
             break;
@@ -419,6 +451,10 @@ fn write_in_order(
                     report.short_of_limit += counts.short_of_limit;
                     report.past_limit += counts.past_limit;
                     report.refused += counts.refused;
+                    report.tablebase += counts.tablebase;
+                    report.sign_flips += counts.sign_flips;
+                    report.draws_found += counts.draws_found;
+                    report.kept += counts.kept;
                     for g in games {
                         report.games += 1;
                         if let Err(e) = writer.push(g) {

@@ -456,6 +456,7 @@ impl EngineProcess {
                         pv: uci_line(pos, &pv),
                         alternatives,
                         limit,
+                        tablebase: None,
                     });
                 }
                 _ => {}

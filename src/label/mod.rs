@@ -3,7 +3,7 @@
 //! ([`engine::EngineLabeller`]) implement [`Labeller`]; the annotate and
 //! relabel jobs call it for every position they select.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::{
     chess::{mv::Move, position::Position},
@@ -11,7 +11,8 @@ use crate::{
         engine::{EngineConfig, EngineLabeller},
         search::SearchLabeller,
     },
-    record::format::{LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT},
+    record::format::{LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, LABEL_TABLEBASE, LABEL_TB_50_MOVE},
+    syzygy::{Tablebases, TbWdl, root_score},
 };
 
 pub mod engine;
@@ -49,6 +50,39 @@ pub struct Labelled {
     /// Whether the search kept to the limit it was given (an external
     /// engine may not).
     pub limit: LimitKept,
+    /// The endgame tables' result, when the label is theirs.
+    pub tablebase: Option<TbWdl>,
+}
+
+impl Labelled {
+    /// The label's flags as a record keeps them ([`crate::Label::flags`]).
+    pub fn flags(&self) -> u8 {
+        let tables = match self.tablebase {
+            None => 0,
+            Some(TbWdl::CursedWin | TbWdl::BlessedLoss) => LABEL_TABLEBASE | LABEL_TB_50_MOVE,
+            Some(_) => LABEL_TABLEBASE,
+        };
+        self.limit.flag() | tables
+    }
+
+    /// The tables' label of `pos`, when they cover it: their result as the
+    /// score, their best move as the best move and the variation; `None`
+    /// when no table covers it, the result is left open by DTZ's rounding,
+    /// or the game is over.
+    pub fn from_tables(tables: &Tablebases, pos: &Position) -> Option<Labelled> {
+        let answer = tables.answer(pos)?;
+        let best = answer.best?;
+        Some(Labelled {
+            score: root_score(answer.wdl),
+            best: Some(best),
+            depth: 0,
+            nodes: 0,
+            pv: vec![best],
+            alternatives: Vec::new(),
+            limit: LimitKept::Kept,
+            tablebase: Some(answer.wdl),
+        })
+    }
 }
 
 /// How a search kept to the limit it was given. The built-in search always
@@ -183,12 +217,37 @@ impl Labeller for Box<dyn Labeller> {
 pub struct LabellerPool {
     engine: Option<EngineConfig>,
     searchers: Mutex<Vec<SearchLabeller>>,
+    tablebases: Option<Arc<Tablebases>>,
+    tables_only: bool,
 }
 
 impl LabellerPool {
     /// A pool of `searchers`, or of processes of `engine` when given.
     pub fn new(engine: Option<EngineConfig>, searchers: Vec<SearchLabeller>) -> LabellerPool {
-        LabellerPool { engine, searchers: Mutex::new(searchers) }
+        LabellerPool {
+            engine,
+            searchers: Mutex::new(searchers),
+            tablebases: None,
+            tables_only: false,
+        }
+    }
+
+    /// Positions within `tablebases` are labelled by them, whatever the
+    /// labeller (the search or an engine), and the search probes them in
+    /// its tree.
+    pub fn with_tablebases(mut self, tablebases: Option<Arc<Tablebases>>) -> LabellerPool {
+        for s in self.searchers.get_mut().unwrap_or_else(|e| e.into_inner()).iter_mut() {
+            s.set_tablebases(tablebases.clone());
+        }
+        self.tablebases = tablebases;
+        self
+    }
+
+    /// Only the tables label (with [`LabellerPool::with_tablebases`]): a
+    /// position outside them gets no label, and nothing is searched.
+    pub fn tables_only(mut self, only: bool) -> LabellerPool {
+        self.tables_only = only;
+        self
     }
 
     /// A worker's labeller.
@@ -198,7 +257,10 @@ impl LabellerPool {
     /// When more labellers are taken than searchers were given (a worker
     /// too many: a bug of the caller).
     pub fn take(&self) -> Box<dyn Labeller> {
-        match &self.engine {
+        if let (true, Some(tables)) = (self.tables_only, &self.tablebases) {
+            return Box::new(TablesOnly(tables.clone()));
+        }
+        let inner: Box<dyn Labeller> = match &self.engine {
             Some(c) => Box::new(EngineLabeller::new(c.clone())),
             None => Box::new(
                 self.searchers
@@ -207,6 +269,51 @@ impl LabellerPool {
                     .pop()
                     .expect("a searcher per worker"),
             ),
+        };
+        match &self.tablebases {
+            Some(tables) => Box::new(WithTables { inner, tables: tables.clone() }),
+            None => inner,
         }
+    }
+}
+
+/// The endgame tables alone: a label for the positions they hold, none
+/// for the others.
+struct TablesOnly(Arc<Tablebases>);
+
+impl Labeller for TablesOnly {
+    fn new_game(&mut self, _chess960: bool) {}
+
+    fn label(&mut self, pos: &mut Position, _ctx: &LabelContext<'_>) -> Option<Labelled> {
+        Labelled::from_tables(&self.0, pos)
+    }
+}
+
+/// A labeller whose positions within the endgame tables are labelled by
+/// them: exact, and with no search.
+struct WithTables {
+    inner: Box<dyn Labeller>,
+    tables: Arc<Tablebases>,
+}
+
+impl Labeller for WithTables {
+    fn new_game(&mut self, chess960: bool) {
+        self.inner.new_game(chess960);
+    }
+
+    fn label(&mut self, pos: &mut Position, ctx: &LabelContext<'_>) -> Option<Labelled> {
+        Labelled::from_tables(&self.tables, pos).or_else(|| self.inner.label(pos, ctx))
+    }
+
+    fn backward(&self) -> bool {
+        self.inner.backward()
+    }
+
+    fn take_failures(&mut self) -> Vec<LabelFailure> {
+        self.inner.take_failures()
+    }
+
+    fn gave_up(&self) -> Option<Cause> {
+        self.inner.gave_up()
     }
 }

@@ -27,6 +27,14 @@ impl SearchLabeller {
         Ok(SearchLabeller { searcher: Searcher::try_with_net(hash_mib, net)?, limits, lines: 1 })
     }
 
+    /// Endgame tables the search probes (see [`Searcher::set_tablebases`]).
+    pub fn set_tablebases(
+        &mut self,
+        tablebases: Option<std::sync::Arc<crate::syzygy::Tablebases>>,
+    ) {
+        self.searcher.set_tablebases(tablebases);
+    }
+
     /// Search this many best moves per position (1 to
     /// [`crate::record::format::MAX_MULTIPV`]).
     pub fn with_multipv(mut self, lines: usize) -> SearchLabeller {
@@ -60,6 +68,7 @@ impl Labeller for SearchLabeller {
                 pv: r.pv,
                 alternatives,
                 limit: LimitKept::Kept,
+                tablebase: None,
             });
         }
         let r = self.searcher.search(pos, &self.limits, |_| {});
@@ -72,6 +81,7 @@ impl Labeller for SearchLabeller {
             pv: r.pv,
             alternatives: Vec::new(),
             limit: LimitKept::Kept,
+            tablebase: None,
         })
     }
 }

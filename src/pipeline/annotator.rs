@@ -86,6 +86,8 @@ pub struct AnnotateStats {
     /// Labels of an engine that went past twice its limit and was stopped
     /// (flagged in the file).
     pub past_limit: u64,
+    /// Labels the endgame tables gave (written).
+    pub tablebase: u64,
     /// The first of those labels in input order: where, and what the
     /// engine reported.
     pub first_off_limit: Option<String>,
@@ -125,6 +127,7 @@ impl AnnotateStats {
         self.failed += o.failed;
         self.short_of_limit += o.short_of_limit;
         self.past_limit += o.past_limit;
+        self.tablebase += o.tablebase;
         if self.first_off_limit.is_none() {
             self.first_off_limit.clone_from(&o.first_off_limit);
         }
@@ -500,6 +503,7 @@ impl<L: Labeller> Worker<L> {
         let ply = ctx.ply;
         let o = &self.options;
         let mut off_limit = None;
+        let mut tables_flags = 0;
         let (score, best, depth, pv, alternatives) = match (o.label, pgn_eval) {
             (LabelSource::PgnEval, Some(eval)) => match eval {
                 // A variation in the text is the better line from here,
@@ -523,6 +527,9 @@ impl<L: Labeller> Worker<L> {
                     Some(l) => {
                         stats.nodes += l.nodes;
                         off_limit = (l.limit != LimitKept::Kept).then(|| l.clone());
+                        if l.tablebase.is_some() {
+                            tables_flags = l.flags();
+                        }
                         (l.score, l.best, l.depth, l.pv, l.alternatives)
                     }
                     None => {
@@ -541,10 +548,13 @@ impl<L: Labeller> Worker<L> {
             None => 255,
         };
         // Counted as written: after the filters that drop the label.
-        let flags = off_limit.map_or(0, |l| {
+        let flags = off_limit.map_or(tables_flags, |l| {
             self.off_limit(&l, ctx, stats);
-            l.limit.flag()
+            l.flags()
         });
+        if tables_flags != 0 {
+            stats.tablebase += 1;
+        }
         // The variation starts with the best move; a labeller that gives
         // the best move alone gives a variation of one.
         let pv = match (o.pv_plies, best) {

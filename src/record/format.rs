@@ -27,7 +27,7 @@ use crate::{
         types::{Color, Piece, Role, Square},
     },
     io::filter::{GameFilter, Speed},
-    score::MATE_BOUND,
+    score::{MATE_BOUND, WIN_BOUND},
 };
 
 /// The first eight bytes of the header's content.
@@ -570,6 +570,15 @@ pub const LABEL_SHORT_OF_LIMIT: u8 = 1;
 /// node (or depth) limit and was stopped: a deeper label than the header
 /// says, and not reproducible.
 pub const LABEL_PAST_LIMIT: u8 = 2;
+/// [`Label::flags`]: the label is the endgame tables' (exact): a win scores
+/// [`crate::score::TB_WIN`], a loss its negative, a draw 0, and the best
+/// move keeps the result by the shortest way to the next capture or pawn
+/// move.
+pub const LABEL_TABLEBASE: u8 = 4;
+/// [`Label::flags`], with [`LABEL_TABLEBASE`]: a win the 50-move rule
+/// turns into a draw (a cursed win, scored `+2`), or a loss it saves (a
+/// blessed loss, `-2`).
+pub const LABEL_TB_50_MOVE: u8 = 8;
 
 /// Moves searched at most per position (`--multipv`): the best and up to
 /// `MAX_MULTIPV - 1` alternatives.
@@ -714,11 +723,14 @@ pub enum Ending {
     DrawAdjudicated,
     /// The game reached the ply limit: drawn.
     MaxPlies,
+    /// The position entered the endgame tables: their result (a cursed
+    /// win or a blessed loss is a draw).
+    Tablebase,
 }
 
 impl Ending {
     /// Every ending, in code order.
-    pub const ALL: [Ending; 9] = [
+    pub const ALL: [Ending; 10] = [
         Ending::Unknown,
         Ending::Checkmate,
         Ending::Stalemate,
@@ -728,6 +740,7 @@ impl Ending {
         Ending::Resigned,
         Ending::DrawAdjudicated,
         Ending::MaxPlies,
+        Ending::Tablebase,
     ];
 
     /// The byte a block stores.
@@ -743,7 +756,10 @@ impl Ending {
 
     /// Whether a rule ended the game rather than the board.
     pub fn is_adjudication(self) -> bool {
-        matches!(self, Ending::Resigned | Ending::DrawAdjudicated | Ending::MaxPlies)
+        matches!(
+            self,
+            Ending::Resigned | Ending::DrawAdjudicated | Ending::MaxPlies | Ending::Tablebase
+        )
     }
 
     /// A PGN `[Termination]` value: `normal` where the board ended the
@@ -769,6 +785,7 @@ impl Ending {
             Ending::Resigned => "resigned",
             Ending::DrawAdjudicated => "draw_adjudicated",
             Ending::MaxPlies => "max_plies",
+            Ending::Tablebase => "tablebase",
         }
     }
 }
@@ -1270,6 +1287,13 @@ pub fn label_score(score: i32) -> i16 {
 /// Whether a label score is a mate score.
 pub fn is_mate(score: i16) -> bool {
     i32::from(score).abs() >= MATE_BOUND
+}
+
+/// Whether a label score is a known win or loss: a mate, or a win the
+/// endgame tables know (`TB_WIN - ply`). Training leaves both out alike;
+/// `--max-score` drops both, as beyond any centipawn limit.
+pub fn is_decided(score: i16) -> bool {
+    i32::from(score).abs() >= WIN_BOUND
 }
 
 /// A position packed in 32 bytes, marlinformat-style:

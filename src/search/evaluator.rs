@@ -14,7 +14,7 @@ use crate::{
     chess::position::Position,
     nnue::{Net, NnueEval, SmallEval, stockfish_non_pawn_material, to_centipawns},
     search::{
-        MATE_BOUND,
+        WIN_BOUND,
         hce::{EvalTables, evaluate},
     },
 };
@@ -121,14 +121,14 @@ impl Evaluator {
                 let npm = stockfish_non_pawn_material(pos);
                 let v = v * (1064 + 106 * npm / 5120) / 1024;
                 let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
-                v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+                v.clamp(-WIN_BOUND + 1, WIN_BOUND - 1)
             }
             Evaluator::Small(e) => {
                 // Damped as the 50-move counter grows, as with Stockfish's
                 // nets: a won position that makes no progress is less won.
                 let v = e.evaluate(pos);
                 let v = v * (200 - (pos.rule50() as i32).min(200)) / 200;
-                v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+                v.clamp(-WIN_BOUND + 1, WIN_BOUND - 1)
             }
         }
     }
@@ -159,7 +159,7 @@ impl Evaluator {
                 let scale = 1064 + 106 * stockfish_non_pawn_material(pos) / 5120;
                 let v = (nnue * scale + optimism * (scale - 754)) / 1024;
                 let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
-                (v.clamp(-MATE_BOUND + 1, MATE_BOUND - 1), complexity)
+                (v.clamp(-WIN_BOUND + 1, WIN_BOUND - 1), complexity)
             }
             _ => {
                 let v = self.evaluate(pos);
@@ -184,7 +184,7 @@ impl Evaluator {
     pub fn to_centipawns(&self, score: i32) -> i32 {
         match self {
             Evaluator::HandWritten(_) | Evaluator::Small(_) => score,
-            Evaluator::Nnue(_) if score.abs() >= MATE_BOUND => score,
+            Evaluator::Nnue(_) if score.abs() >= WIN_BOUND => score,
             Evaluator::Nnue(_) => to_centipawns(score),
         }
     }

@@ -15,4 +15,6 @@ pub mod texel;
 pub mod tt;
 pub mod weights;
 
-pub use search::{Info, Limits, MATE, MATE_BOUND, SearchResult, Searcher, mate_in, mated_in};
+pub use search::{
+    Info, Limits, MATE, MATE_BOUND, SearchResult, Searcher, WIN_BOUND, mate_in, mated_in,
+};

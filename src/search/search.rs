@@ -52,9 +52,10 @@ use crate::{
         movepick::{Continuations, MovePicker, captured_kind, generation_key},
         tt::{Bound, DEPTH_NONE, TableError, TranspositionTable, VALUE_NONE},
     },
+    syzygy::{Tablebases, TbWdl, root_score},
 };
 
-pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, mate_in, mated_in};
+pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, WIN_BOUND, mate_in, mated_in};
 
 /// When to stop.
 #[derive(Clone, Debug, Default)]
@@ -110,6 +111,8 @@ pub struct Info {
     pub pv: Vec<Move>,
     /// Table use in permille.
     pub hashfull: usize,
+    /// Positions found in the endgame tables so far.
+    pub tb_hits: u64,
 }
 
 /// What a search found.
@@ -127,6 +130,9 @@ pub struct SearchResult {
     pub nodes: u64,
     /// The deepest ply reached.
     pub seldepth: usize,
+    /// Positions found in the endgame tables (the root's moves, when the
+    /// root is in them).
+    pub tb_hits: u64,
 }
 
 trait NodeType {
@@ -330,6 +336,13 @@ pub struct Searcher {
     /// The line known exactly in the current search (the last search's
     /// root, taken at its start).
     known: Option<KnownLine>,
+    /// Endgame tables, when given.
+    tablebases: Option<Arc<Tablebases>>,
+    /// The most pieces of a position probed in the tree (0: no probes,
+    /// as when the root itself is in the tables and its moves are ranked).
+    tb_cardinality: u32,
+    /// Positions found in the tables during the search.
+    tb_hits: u64,
 }
 
 /// A search's result at its root, kept for the search of a position one
@@ -436,7 +449,24 @@ impl Searcher {
             optimism: [0; 2],
             last_root: None,
             known: None,
+            tablebases: None,
+            tb_cardinality: 0,
+            tb_hits: 0,
         })
+    }
+
+    /// Endgame tables to probe: in the tree (Stockfish's way: a position
+    /// with no more pieces than the tables cover, reached by a capture or
+    /// a pawn move, with no castling right), and at the root, whose moves
+    /// are then ranked by the tables so a won ending is converted and a
+    /// drawn one kept.
+    pub fn set_tablebases(&mut self, tablebases: Option<Arc<Tablebases>>) {
+        self.tablebases = tablebases;
+    }
+
+    /// The endgame tables probed, if any.
+    pub fn tablebases(&self) -> Option<&Arc<Tablebases>> {
+        self.tablebases.as_ref()
     }
 
     /// The techniques switched off (`KIBITZ_SEARCH_OFF`, read by `Switches::from_env`).
@@ -548,6 +578,21 @@ impl Searcher {
             result.score = if pos.in_check() { -MATE } else { 0 };
             return result;
         }
+        // A root in the tables: only the moves that keep its result best
+        // (by the 50-move counter) are searched, and the tree is not
+        // probed (Stockfish's root ranking).
+        self.tb_hits = 0;
+        self.tb_cardinality = self.tablebases.as_ref().map_or(0, |tb| tb.max_pieces());
+        let excluded_before = self.excluded.len();
+        let root_tb = match &self.tablebases {
+            Some(tb) if self.excluded.is_empty() => tb.rank_root_moves(pos),
+            _ => None,
+        };
+        if let Some((keep, _)) = &root_tb {
+            self.tb_hits = root_moves.len() as u64;
+            self.tb_cardinality = 0;
+            self.excluded.extend(root_moves.iter().copied().filter(|m| !keep.contains(m)));
+        }
         // The first move of Stockfish's generation order is the root's hash
         // move until an iteration finds a best one.
         self.root_best = root_moves
@@ -607,6 +652,10 @@ impl Searcher {
             average = if average == -INFINITE { s } else { (2 * s + average) / 3 };
             self.root_best = Some(best);
             self.has_move = true;
+            let shown = match &root_tb {
+                Some((_, wdl)) if s.abs() < MATE_BOUND => root_score(*wdl),
+                _ => self.eval.to_centipawns(score),
+            };
             result = SearchResult {
                 best: Some(best),
                 score: self.eval.to_centipawns(score),
@@ -614,21 +663,32 @@ impl Searcher {
                 pv: pv.clone(),
                 nodes: self.nodes,
                 seldepth: self.seldepth,
+                tb_hits: self.tb_hits,
             };
             on_info(&Info {
                 depth,
                 seldepth: self.seldepth,
-                score: self.eval.to_centipawns(score),
+                score: shown,
                 nodes: self.nodes,
                 elapsed: start.elapsed(),
                 pv,
                 hashfull: self.tt.hashfull(),
+                tb_hits: self.tb_hits,
             });
             if self.stopped || limits.soft_deadline.is_some_and(|d| Instant::now() >= d) {
                 break;
             }
         }
         result.nodes = self.nodes;
+        result.tb_hits = self.tb_hits;
+        self.excluded.truncate(excluded_before);
+        // The tables' result stands for the root's score, unless the search
+        // found a mate (exact, and a distance besides).
+        if let Some((_, wdl)) = root_tb
+            && result.score.abs() < MATE_BOUND
+        {
+            result.score = root_score(wdl);
+        }
         self.known = None;
         if plain && result.best.is_some() {
             self.last_root = Some(KnownLine {
@@ -651,9 +711,9 @@ impl Searcher {
             return None;
         }
         // One ply further from the root: a mate is a ply further away.
-        let child = if k.score >= MATE_BOUND {
+        let child = if k.score >= WIN_BOUND {
             k.score - 1
-        } else if k.score <= -MATE_BOUND {
+        } else if k.score <= -WIN_BOUND {
             k.score + 1
         } else {
             k.score
@@ -941,6 +1001,45 @@ impl Searcher {
             }
         }
 
+        // Step 5. The endgame tables: a position just reached by a capture
+        // or a pawn move, within them, is won, drawn or lost outright; a
+        // win bounds the node from below, a loss from above.
+        let mut max_value = max_value;
+        if !NT::ROOT
+            && excluded.is_none()
+            && self.tb_cardinality > 0
+            && pos.rule50() == 0
+            && pos.castling_rights() == 0
+            && pos.occupied().count() <= self.tb_cardinality
+            && let Some(wdl) =
+                self.tablebases.as_ref().and_then(|tb| tb.probe_wdl_after_zeroing(pos))
+        {
+            self.tb_hits += 1;
+            let value = wdl.score(ply);
+            let bound = match wdl {
+                TbWdl::Win => Bound::Lower,
+                TbWdl::Loss => Bound::Upper,
+                _ => Bound::Exact,
+            };
+            if bound == Bound::Exact
+                || (bound == Bound::Lower && value >= beta)
+                || (bound == Bound::Upper && value <= alpha)
+            {
+                let stored = score_to_tt(value, ply);
+                let tt_depth = (depth + 6).min(MAX_PLY as i32 - 1);
+                self.tt.store(key, None, stored, tt_pv, bound, tt_depth, VALUE_NONE);
+                return value;
+            }
+            if NT::PV {
+                if bound == Bound::Lower {
+                    best_value = value;
+                    alpha = alpha.max(value);
+                } else {
+                    max_value = value;
+                }
+            }
+        }
+
         // Step 6. The static evaluation; a table score bounds it.
         let (static_eval, eval, improving, improvement, complexity) = if in_check {
             (VALUE_NONE, VALUE_NONE, false, 0, 0)
@@ -1009,7 +1108,7 @@ impl Searcher {
                     - p.history(self.frames[at - 1].stat_score, 303)
                     >= beta
                 && eval >= beta
-                && eval < p.v(28_031).min(MATE_BOUND - 1)
+                && eval < p.v(28_031).min(WIN_BOUND - 1)
             {
                 return eval;
             }
@@ -1041,7 +1140,7 @@ impl Searcher {
                 }
                 if null_value >= beta {
                     // An unproven mate is not returned.
-                    let null_value = if null_value >= MATE_BOUND { beta } else { null_value };
+                    let null_value = if null_value >= WIN_BOUND { beta } else { null_value };
                     if self.nmp_min_ply != 0 || (beta.abs() < p.v(10_000) && depth < 14) {
                         return null_value;
                     }
@@ -1066,7 +1165,7 @@ impl Searcher {
             if on.on(PROBCUT)
                 && !NT::PV
                 && depth > 4
-                && beta.abs() < MATE_BOUND
+                && beta.abs() < WIN_BOUND
                 && !hit.is_some_and(|h| {
                     h.depth >= depth - 3 && tt_value != VALUE_NONE && tt_value < probcut_beta
                 })
@@ -1181,7 +1280,7 @@ impl Searcher {
 
             // Step 14. Pruning at shallow depth, by the depth the move's
             // late-move reduction would leave.
-            if !NT::ROOT && pos.non_pawn_material(us) > 0 && best_value > -MATE_BOUND {
+            if !NT::ROOT && pos.non_pawn_material(us) > 0 && best_value > -WIN_BOUND {
                 move_count_pruning =
                     on.on(MOVE_COUNT) && move_count >= futility_move_count(improving, depth);
                 let lmr_depth =
@@ -1597,7 +1696,7 @@ impl Searcher {
             move_count += 1;
             // Futility and move-count pruning.
             if on.on(QS_FUTILITY)
-                && best_value > -MATE_BOUND
+                && best_value > -WIN_BOUND
                 && !gives_check
                 && Some(m.to()) != recapture
                 && futility_base > -p.v(10_000)
@@ -1618,19 +1717,19 @@ impl Searcher {
                 }
             }
             // Moves that lose material.
-            if best_value > -MATE_BOUND && !pos.see_ge(m, 0) {
+            if best_value > -WIN_BOUND && !pos.see_ge(m, 0) {
                 continue;
             }
             let piece = pos.moved_piece(m).unwrap_or(Piece::WhitePawn);
             // Quiet moves the continuation histories call bad.
             if !capture
-                && best_value > -MATE_BOUND
+                && best_value > -WIN_BOUND
                 && self.hist.continuation(cont.0[0], piece, m.to()) < 0
                 && self.hist.continuation(cont.0[1], piece, m.to()) < 0
             {
                 continue;
             }
-            if best_value > -MATE_BOUND && quiet_evasions > 1 {
+            if best_value > -WIN_BOUND && quiet_evasions > 1 {
                 break;
             }
             quiet_evasions += i32::from(!capture && in_check);
@@ -1670,11 +1769,12 @@ impl Searcher {
     }
 }
 
-/// A mate score as stored: relative to the node, not the root.
+/// A mate or tablebase score as stored: relative to the node, not the
+/// root.
 fn score_to_tt(score: i32, ply: usize) -> i32 {
-    if score >= MATE_BOUND {
+    if score >= WIN_BOUND {
         score + ply as i32
-    } else if score <= -MATE_BOUND {
+    } else if score <= -WIN_BOUND {
         score - ply as i32
     } else {
         score
@@ -1683,7 +1783,7 @@ fn score_to_tt(score: i32, ply: usize) -> i32 {
 
 /// A stored score at `ply` from the root; a mate that the 50-move rule
 /// could stop (further than the plies left before it) is no longer taken
-/// for a mate.
+/// for a mate. A tablebase score already counts the 50-move rule.
 fn score_from_tt(score: i32, ply: usize, rule50: u32) -> i32 {
     let left = 99 - rule50.min(99) as i32;
     if score >= MATE_BOUND {
@@ -1695,6 +1795,10 @@ fn score_from_tt(score: i32, ply: usize, rule50: u32) -> i32 {
         if MATE + score > left {
             return -MATE_BOUND + 1;
         }
+        score + ply as i32
+    } else if score >= WIN_BOUND {
+        score - ply as i32
+    } else if score <= -WIN_BOUND {
         score + ply as i32
     } else {
         score

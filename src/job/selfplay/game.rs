@@ -13,6 +13,7 @@ use crate::{
         Alternatives, Ending, GameRecord, Label, PackedBoard, Pv, label_score, move_index,
     },
     search::{Limits, Searcher},
+    syzygy::Tablebases,
 };
 
 /// A game's random numbers: SplitMix64 from a seed made of the run's seed
@@ -160,6 +161,21 @@ pub struct Game<'a> {
     /// The roster tags the record gets (Event, Site, Date, Round, White,
     /// Black; the Result is filled in).
     pub tags: &'a [String; 7],
+    /// Endgame tables: a game whose position enters them ends with their
+    /// result.
+    pub tables: Option<&'a Tablebases>,
+}
+
+/// The tables' result of `pos`, as a game's result (0 Black won, 1 draw, 2
+/// White won: a cursed win and a blessed loss are draws), when they hold
+/// it.
+pub fn tables_ending(tables: &Tablebases, pos: &Position) -> Option<(Ending, u8)> {
+    let wdl = tables.probe_wdl(pos).or_else(|| {
+        // Just after a capture or a pawn move the WDL tables alone tell.
+        (pos.rule50() == 0).then(|| tables.probe_wdl_after_zeroing(pos)).flatten()
+    })?;
+    let white = if pos.side_to_move() == Color::White { wdl } else { wdl.flip() };
+    Some((Ending::Tablebase, (white.outcome() + 1) as u8))
 }
 
 /// How the board ends a game, if it does: the ending, and the result
@@ -231,7 +247,7 @@ fn make_label(pos: &Position, ply: usize, found: &Labelled) -> Label {
         depth: found.depth,
         pv: Pv::default(),
         alternatives: Alternatives::default(),
-        flags: found.limit.flag(),
+        flags: found.flags(),
     }
 }
 
@@ -330,6 +346,13 @@ impl Game<'_> {
                 return Some(Played::Cancelled);
             }
             if let Some(end) = board_ending(&pos) {
+                break end;
+            }
+            if let Some(end) = self.tables.and_then(|t| tables_ending(t, &pos)) {
+                if made.len() == opening.len() {
+                    // An opening the tables decide: draw another.
+                    return None;
+                }
                 break end;
             }
             if self.rules.max_plies > 0 && pos.game_ply() >= self.rules.max_plies {

@@ -42,6 +42,7 @@ use crate::{
         writer::{BlockLimits, BlockWriter, KbzWriter},
     },
     search::{Searcher, tt::TableError},
+    syzygy::Tablebases,
 };
 
 /// The settings of a self-play run, apart from its output.
@@ -78,6 +79,10 @@ pub struct SelfPlaySettings {
     pub block_games: u32,
     /// Labels per block at most.
     pub block_labels: u32,
+    /// Endgame tables: a game whose position enters them ends with their
+    /// result, its positions within them are labelled by them, and the
+    /// search probes them.
+    pub tablebases: Option<std::sync::Arc<Tablebases>>,
 }
 
 impl Default for SelfPlaySettings {
@@ -100,6 +105,7 @@ impl Default for SelfPlaySettings {
             shard: (0, 1),
             block_games: BLOCK_GAMES,
             block_labels: BLOCK_LABELS,
+            tablebases: None,
         }
     }
 }
@@ -344,7 +350,8 @@ impl SelfPlay {
         let (mut writer, mut stats, first_game) = self.open_output(sink)?;
         let plan = Plan::new(&self.settings, first_game);
         let pool =
-            LabellerPool::new(self.settings.player.engine(), std::mem::take(&mut self.searchers));
+            LabellerPool::new(self.settings.player.engine(), std::mem::take(&mut self.searchers))
+                .with_tablebases(self.settings.tablebases.clone());
         let mut state = WriteState { stats: &mut stats, failure: None, gave_up: None, sink };
         let full = self.settings.positions > 0 && state.stats.positions >= self.settings.positions;
         if !full {
@@ -414,6 +421,7 @@ impl SelfPlay {
         let randoms = std::sync::Mutex::new(std::mem::take(&mut self.random));
         let tags = game_tags(&self.header);
         let (openings, rules, seed) = (&self.openings, &self.settings.rules, self.settings.seed);
+        let tables = self.settings.tablebases.as_deref();
         std::thread::scope(|scope| {
             for _ in 0..threads {
                 let (done, permits) = (done_tx.clone(), permit_rx.clone());
@@ -427,7 +435,7 @@ impl SelfPlay {
                     while permits.recv().is_ok() && !halted() {
                         let seq = next.fetch_add(1, Ordering::Relaxed);
                         let Some(index) = plan.index(seq) else { break };
-                        let game = game::Game { index, seed, openings, rules, tags };
+                        let game = game::Game { index, seed, openings, rules, tags, tables };
                         let played = game.play(player.as_mut(), &mut random, &halted);
                         let cause = player.take_failures().pop().map(|f| f.cause);
                         let gave_up = player.gave_up();
@@ -657,6 +665,14 @@ pub fn check_ending(game: &GameRecord) -> Result<(), String> {
         },
         Ending::Resigned if game.result != 1 => Ok(()),
         Ending::DrawAdjudicated | Ending::MaxPlies if game.result == 1 => Ok(()),
+        // The tables' result cannot be checked without them; the position
+        // must be one they could hold.
+        Ending::Tablebase if board.is_none() && pos.castling_rights() == 0 => {
+            match pos.occupied().count() {
+                3..=7 => Ok(()),
+                n => Err(format!("a tablebase ending recorded with {n} pieces on the board")),
+            }
+        }
         e => Err(format!("{e:?} with result {}", game.result)),
     }
 }

@@ -30,7 +30,7 @@ use crate::{
     nnue::small::feature,
     record::{
         chain::walk,
-        format::{GameRecord, is_mate},
+        format::{GameRecord, is_decided},
         import::for_each_game,
         reader::RecordError,
     },
@@ -109,7 +109,7 @@ pub struct IngestCounts {
     pub train: u64,
     /// Entries kept for validation.
     pub validation: u64,
-    /// Labels dropped: a mate score.
+    /// Labels dropped: a mate score or a tablebase win or loss.
     pub mates: u64,
     /// Labels dropped: the side to move in check.
     pub in_check: u64,
@@ -206,7 +206,7 @@ pub fn ingest(
             let walked = walk(&g, |step| {
                 let Some(label) = step.label else { return };
                 counts.labels += 1;
-                if is_mate(label.score) {
+                if is_decided(label.score) {
                     counts.mates += 1;
                     return;
                 }
