@@ -30,7 +30,7 @@ use crate::{
         chain::{ChainError, walk},
         format::GameRecord,
     },
-    score::{ScoreKind, mate_in},
+    score::{ScoreKind, WIN_BOUND, mate_in},
 };
 
 /// The rules of one export.
@@ -176,7 +176,8 @@ impl Shaper {
             }
             if let Some(limit) = self.rules.max_score.filter(|_| dropped_by.is_none()) {
                 let beyond = match kind {
-                    ScoreKind::Cp(cp) => cp.abs() > limit,
+                    // A tablebase win is a known win, as a mate is.
+                    ScoreKind::Cp(cp) => cp.abs() > limit || cp.abs() >= WIN_BOUND,
                     ScoreKind::Mate(_) => true,
                 };
                 if beyond {
