@@ -163,7 +163,9 @@ pub use score::{
     tb_loss_in, tb_win_in,
 };
 // Endgame tables: exact results of positions with few pieces.
-pub use syzygy::{CURSED_WIN, TablebaseError, Tablebases, TbAnswer, TbWdl};
+pub use syzygy::{
+    CURSED_WIN, TablebaseError, Tablebases, TbAnswer, TbWdl, probe_errors as syzygy_probe_errors,
+};
 // Reading games and positions: sources, the PGN and EPD readers, filters.
 pub use io::{
     check_output_folder,

@@ -17,10 +17,18 @@
 //! ([`crate::score`]); a win the 50-move rule spoils (a cursed win) scores
 //! `+2`, a loss it saves (a blessed loss) `-2`.
 
-use std::{io, path::PathBuf, sync::Arc};
+use std::{
+    collections::BTreeSet,
+    io::{self, Read},
+    path::PathBuf,
+    sync::{
+        Arc, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+};
 
 use shakmaty::{CastlingMode, Chess, FromSetup, Position as _, Setup};
-use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, Tablebase, Wdl};
+use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError, Tablebase, Wdl};
 
 use crate::{
     chess::{
@@ -146,14 +154,6 @@ pub enum TablebaseError {
         /// Why.
         source: io::Error,
     },
-    /// A file named as a table is not one (its size is wrong).
-    #[error("Syzygy table {path}: {source}")]
-    Table {
-        /// The file.
-        path: PathBuf,
-        /// Why.
-        source: io::Error,
-    },
     /// Folders with no table in them.
     #[error("no Syzygy tables (.rtbw, .rtbz) in {0}")]
     Empty(String),
@@ -165,6 +165,36 @@ pub struct Tablebases {
     folders: Vec<PathBuf>,
     wdl_tables: usize,
     dtz_tables: usize,
+    warnings: Vec<String>,
+}
+
+/// The first bytes of a WDL and of a DTZ table of standard chess.
+const WDL_MAGIC: [u8; 4] = [0x71, 0xe8, 0x23, 0x5d];
+const DTZ_MAGIC: [u8; 4] = [0xd7, 0x66, 0x0c, 0xa5];
+
+/// Probes that failed on a table that could not be read (a corrupt file):
+/// the position was then taken as outside the tables. Counted for the whole
+/// process, for the run's summary.
+static PROBE_ERRORS: AtomicU64 = AtomicU64::new(0);
+static FIRST_PROBE_ERROR: OnceLock<String> = OnceLock::new();
+
+/// Probes that failed on an unreadable table so far, and the first error.
+pub fn probe_errors() -> (u64, Option<&'static str>) {
+    (PROBE_ERRORS.load(Ordering::Relaxed), FIRST_PROBE_ERROR.get().map(String::as_str))
+}
+
+/// A probe's result: the answer, or `None` when no table covers the
+/// position; a table that fails to read is counted and named once.
+fn checked<T>(result: Result<T, SyzygyError>) -> Option<T> {
+    match result {
+        Ok(v) => Some(v),
+        Err(SyzygyError::ProbeFailed { metric, material, error }) => {
+            PROBE_ERRORS.fetch_add(1, Ordering::Relaxed);
+            let _ = FIRST_PROBE_ERROR.set(format!("the {metric} table {material}: {error}"));
+            None
+        }
+        Err(_) => None,
+    }
 }
 
 impl std::fmt::Debug for Tablebases {
@@ -196,6 +226,8 @@ impl Tablebases {
         // are mapped) is the user's, as for every memory-mapped input.
         let mut tables = unsafe { Tablebase::with_mmap_filesystem() };
         let (mut wdl_tables, mut dtz_tables) = (0, 0);
+        let mut warnings = Vec::new();
+        let (mut wdl_names, mut dtz_names) = (BTreeSet::new(), BTreeSet::new());
         for folder in &folders {
             let entries = std::fs::read_dir(folder)
                 .map_err(|source| TablebaseError::Folder { path: folder.clone(), source })?;
@@ -203,25 +235,67 @@ impl Tablebases {
                 entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
             paths.sort();
             for path in paths {
+                let wdl = match path.extension().and_then(|e| e.to_str()) {
+                    Some("rtbw") => true,
+                    Some("rtbz") => false,
+                    _ => continue,
+                };
+                // A file of another variant (or no table at all) under a
+                // table's name is left out, and said, before it is used.
+                let mut magic = [0u8; 4];
+                let read = std::fs::File::open(&path).and_then(|mut f| f.read_exact(&mut magic));
+                if let Err(e) = read {
+                    warnings.push(format!("{}: {e}: skipped", path.display()));
+                    continue;
+                }
+                if magic != if wdl { WDL_MAGIC } else { DTZ_MAGIC } {
+                    warnings.push(format!(
+                        "{}: not a Syzygy {} table of standard chess (its first bytes are {}): \
+                         skipped",
+                        path.display(),
+                        if wdl { "WDL" } else { "DTZ" },
+                        magic.map(|b| format!("{b:02x}")).join(" ")
+                    ));
+                    continue;
+                }
                 match tables.add_file(&path) {
-                    Ok(()) => match path.extension().and_then(|e| e.to_str()) {
-                        Some("rtbw") => wdl_tables += 1,
-                        _ => dtz_tables += 1,
-                    },
+                    Ok(()) => {
+                        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
+                        if wdl {
+                            wdl_tables += 1;
+                            wdl_names.extend(stem);
+                        } else {
+                            dtz_tables += 1;
+                            dtz_names.extend(stem);
+                        }
+                    }
                     Err(e) if e.kind() == io::ErrorKind::InvalidInput => {}
-                    Err(source) => return Err(TablebaseError::Table { path, source }),
+                    Err(e) => warnings.push(format!(
+                        "{}: {e} (a table's size is 16 more than a multiple of 64: a truncated \
+                         or damaged file): skipped",
+                        path.display()
+                    )),
                 }
             }
         }
         if wdl_tables + dtz_tables == 0 {
             let names: Vec<String> = folders.iter().map(|f| f.display().to_string()).collect();
-            return Err(TablebaseError::Empty(if names.is_empty() {
-                "(no folder given)".to_string()
-            } else {
-                names.join(", ")
-            }));
+            let mut text =
+                if names.is_empty() { "(no folder given)".to_string() } else { names.join(", ") };
+            if !warnings.is_empty() {
+                text = format!("{text} ({})", warnings.join("; "));
+            }
+            return Err(TablebaseError::Empty(text));
         }
-        Ok(Tablebases { tables, folders, wdl_tables, dtz_tables })
+        let missing: Vec<&str> = wdl_names.difference(&dtz_names).map(String::as_str).collect();
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "no DTZ table beside the WDL table of {}: those positions are searched, not \
+                 labelled by the tables (the search still probes their WDL)",
+                missing.join(", ")
+            ));
+        }
+        Ok(Tablebases { tables, folders, wdl_tables, dtz_tables, warnings })
     }
 
     /// The tables of `--syzygy` when given, else of the environment
@@ -251,6 +325,12 @@ impl Tablebases {
     /// DTZ tables found.
     pub fn dtz_tables(&self) -> usize {
         self.dtz_tables
+    }
+
+    /// What was left out or is missing, a line each (files skipped, DTZ
+    /// tables missing).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
     }
 
     /// The folders read.
@@ -287,7 +367,7 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        self.tables.probe_wdl_after_zeroing(&board).ok().map(TbWdl::from_syzygy)
+        checked(self.tables.probe_wdl_after_zeroing(&board)).map(TbWdl::from_syzygy)
     }
 
     /// The result of `pos` counting its 50-move counter (WDL and DTZ
@@ -299,7 +379,7 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        match self.tables.probe_wdl(&board).ok()? {
+        match checked(self.tables.probe_wdl(&board))? {
             AmbiguousWdl::Loss => Some(TbWdl::Loss),
             AmbiguousWdl::BlessedLoss => Some(TbWdl::BlessedLoss),
             AmbiguousWdl::Draw => Some(TbWdl::Draw),
@@ -317,7 +397,7 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        self.tables.probe_dtz(&board).ok().map(|d| d.ignore_rounding().0)
+        checked(self.tables.probe_dtz(&board)).map(|d| d.ignore_rounding().0)
     }
 
     /// The tables' answer for `pos`: its result (50-move rule counted),
@@ -328,7 +408,7 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        let wdl = match self.tables.probe_wdl(&board).ok()? {
+        let wdl = match checked(self.tables.probe_wdl(&board))? {
             AmbiguousWdl::Loss => TbWdl::Loss,
             AmbiguousWdl::BlessedLoss => TbWdl::BlessedLoss,
             AmbiguousWdl::Draw => TbWdl::Draw,
@@ -336,11 +416,10 @@ impl Tablebases {
             AmbiguousWdl::Win => TbWdl::Win,
             AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => return None,
         };
-        let dtz = self.tables.probe_dtz(&board).ok()?.ignore_rounding().0;
-        let best = match self.tables.best_move(&board) {
-            Ok(Some((m, _))) => Some(from_shakmaty(pos, m)?),
-            Ok(None) => None,
-            Err(_) => return None,
+        let dtz = checked(self.tables.probe_dtz(&board))?.ignore_rounding().0;
+        let best = match checked(self.tables.best_move(&board))? {
+            Some((m, _)) => Some(from_shakmaty(pos, m)?),
+            None => None,
         };
         Some(TbAnswer { wdl, dtz, best })
     }
@@ -368,10 +447,10 @@ impl Tablebases {
                 1
             } else if zeroing {
                 // After a capture or a pawn move the WDL alone tells.
-                let wdl = self.tables.probe_wdl_after_zeroing(&after).ok()?;
+                let wdl = checked(self.tables.probe_wdl_after_zeroing(&after))?;
                 -(wdl as i32).signum()
             } else {
-                let d: MaybeRounded<Dtz> = self.tables.probe_dtz(&after).ok()?;
+                let d: MaybeRounded<Dtz> = checked(self.tables.probe_dtz(&after))?;
                 let d = -d.ignore_rounding().0;
                 match d.signum() {
                     1 => d + 1,

@@ -21,10 +21,17 @@ fn a_missing_or_empty_folder_is_named() {
     assert!(matches!(err, TablebaseError::Empty(_)), "{err}");
     assert!(err.to_string().contains("empty"), "{err}");
 
-    // A file named as a table whose size cannot be one's.
+    // A file named as a table that is none (wrong first bytes, as a table
+    // of another variant has), and one whose size cannot be a table's:
+    // each is named and left out.
     std::fs::write(empty.join("KQvK.rtbw"), [0u8; 100]).unwrap();
+    let mut truncated = vec![0x71, 0xe8, 0x23, 0x5d];
+    truncated.resize(100, 0);
+    std::fs::write(empty.join("KRvK.rtbw"), &truncated).unwrap();
     let err = Tablebases::open(empty.to_str().unwrap()).unwrap_err();
-    assert!(err.to_string().contains("KQvK.rtbw"), "{err}");
+    let text = err.to_string();
+    assert!(text.contains("KQvK.rtbw: not a Syzygy WDL table of standard chess"), "{text}");
+    assert!(text.contains("KRvK.rtbw") && text.contains("truncated or damaged"), "{text}");
 }
 
 #[cfg(feature = "corpus")]
@@ -414,5 +421,58 @@ pub mod corpus {
             )),
             "{out}"
         );
+    }
+
+    /// A set with a DTZ table missing and one truncated: each is named,
+    /// and the positions they would answer get no answer from the tables
+    /// rather than a wrong one (the search labels them).
+    #[test]
+    fn missing_and_truncated_tables_are_named_and_give_no_wrong_answer() {
+        let dir = TempDir::new("syzygy-damaged");
+        let set = dir.path("tb");
+        std::fs::create_dir(&set).unwrap();
+        for entry in std::fs::read_dir(shared("syzygy")).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".rtbw") || name.ends_with(".rtbz") {
+                std::fs::copy(&path, set.join(&name)).unwrap();
+            }
+        }
+        std::fs::remove_file(set.join("KRvK.rtbz")).unwrap();
+        let bytes = std::fs::read(set.join("KQvK.rtbz")).unwrap();
+        std::fs::write(set.join("KQvK.rtbz"), &bytes[..bytes.len() - 10]).unwrap();
+        let tb = Tablebases::open(set.to_str().unwrap()).unwrap();
+        let warnings = tb.warnings().join("\n");
+        assert!(warnings.contains("KQvK.rtbz") && warnings.contains("truncated"), "{warnings}");
+        assert!(warnings.contains("no DTZ table beside the WDL table of KQvK, KRvK"), "{warnings}");
+        assert_eq!((tb.wdl_tables(), tb.dtz_tables()), (38, 36));
+        let krk = Position::from_fen("8/8/8/3k4/8/8/1R6/K7 w - - 0 1").unwrap();
+        assert_eq!(tb.probe_wdl_after_zeroing(&krk), Some(TbWdl::Win), "WDL still answers");
+        assert_eq!(tb.probe_dtz(&krk), None);
+        assert_eq!(tb.answer(&krk), None);
+
+        // annotate names them, and labels those positions by the search.
+        let epd = dir.path("p.epd");
+        std::fs::write(&epd, "8/8/8/3k4/8/8/1R6/K7 w - -\n8/8/8/8/3k4/8/8/KBBn4 w - -\n").unwrap();
+        let kbz = dir.path("p.kbz");
+        let (code, out, err) = kibitz(&[
+            "annotate",
+            s(&epd),
+            "-o",
+            s(&kbz),
+            "--depth",
+            "4",
+            "--preset",
+            "analysis",
+            "--syzygy",
+            s(&set),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        assert!(err.contains("warning: ") && err.contains("KQvK.rtbz"), "{err}");
+        assert!(out.contains("1 label from the tables"), "{out}");
+        let (_, games) = kibitz::read_all(&kbz).unwrap();
+        assert_eq!(games[0].labels[0].flags & kibitz::LABEL_TABLEBASE, 0);
+        assert!(games[0].labels[0].score > 300, "the search finds the rook up");
+        assert_ne!(games[1].labels[0].flags & kibitz::LABEL_TABLEBASE, 0);
     }
 }

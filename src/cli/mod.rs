@@ -18,6 +18,7 @@ mod export;
 mod inspect;
 mod merge;
 mod perft;
+mod probe;
 pub(crate) mod replay;
 mod report;
 mod search;
@@ -75,6 +76,9 @@ enum Command {
     /// The static evaluation of a position: hand-written, and with a net as
     /// Stockfish 15.1's `eval` prints it.
     Eval(eval::EvalArgs),
+    /// What the Syzygy endgame tables say of positions: WDL, DTZ and the
+    /// best move.
+    Probe(probe::ProbeArgs),
     /// Speak the UCI protocol on stdin and stdout (for GUIs and match tools).
     Uci,
     /// Fit the evaluation weights to game results (for developers).
@@ -222,9 +226,11 @@ pub fn main() -> ExitCode {
         Command::Search(args) => search::run_search(args),
         Command::Bench(args) => search::run_bench(args),
         Command::Eval(args) => eval::run(args),
+        Command::Probe(args) => probe::run(args),
         Command::Uci => uci::run(),
         Command::Tune(args) => tune::run(args),
     };
+    search::SyzygyArgs::report_probe_errors();
     match result {
         Ok(code) => code,
         Err(err) => {

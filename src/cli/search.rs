@@ -42,9 +42,25 @@ pub struct SyzygyArgs {
 }
 
 impl SyzygyArgs {
-    /// The tables named, or `None`.
+    /// The tables named, or `None`; what was left out of them is said on
+    /// standard error.
     pub fn open(&self) -> Result<Option<std::sync::Arc<kibitz::Tablebases>>> {
-        Ok(kibitz::Tablebases::from_option(self.syzygy.as_deref())?)
+        let tables = kibitz::Tablebases::from_option(self.syzygy.as_deref())?;
+        for w in tables.iter().flat_map(|t| t.warnings()) {
+            eprintln!("kibitz: warning: {w}");
+        }
+        Ok(tables)
+    }
+
+    /// Says on standard error how many probes failed on a table that could
+    /// not be read (the positions were taken as outside the tables).
+    pub fn report_probe_errors() {
+        if let (n @ 1.., Some(first)) = kibitz::syzygy_probe_errors() {
+            eprintln!(
+                "kibitz: warning: {n} probes failed on an unreadable table (the first: {first}); \
+                 those positions were taken as outside the tables"
+            );
+        }
     }
 
     /// The tables named, for a summary (`38 WDL and 38 DTZ tables, up to
