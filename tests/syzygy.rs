@@ -59,34 +59,54 @@ pub mod corpus {
     }
 
     #[cfg_attr(not(feature = "python-chess"), allow(dead_code))]
-    /// A random legal position of `material` (`KRPvKB`): pieces on random
-    /// squares (pawns off the first and last ranks), a random side to move,
-    /// the side not to move not in check. `None` when the draw fails (the
-    /// caller draws again).
+    /// A random position of `material` (`KRPvKB`): pieces on random
+    /// squares (pawns off the first and last ranks), a random side to move;
+    /// where both sides have pawns, one in three has an en-passant square
+    /// (a pawn that has just advanced two squares beside one of the side to
+    /// move). `None` when the draw is not a legal position (the caller
+    /// draws again).
     pub fn random_position(material: &str, rng: &mut Rng) -> Option<Position> {
         let (white, black) = material.split_once('v').unwrap();
         let mut board = [None::<char>; 64];
-        for (pieces, upper) in [(white, true), (black, false)] {
-            for c in pieces.chars() {
-                let c = if upper { c } else { c.to_ascii_lowercase() };
-                loop {
-                    let sq = rng.below(64);
-                    let rank = sq / 8;
-                    if board[sq].is_some()
-                        || (c.eq_ignore_ascii_case(&'p') && (rank == 0 || rank == 7))
-                    {
-                        continue;
-                    }
-                    board[sq] = Some(c);
-                    break;
+        let white_moves = rng.below(2) == 0;
+        let mut pieces: Vec<char> = white.chars().collect();
+        pieces.extend(black.chars().map(|c| c.to_ascii_lowercase()));
+        let mut ep = None;
+        if white.contains('P') && black.contains('P') && rng.below(3) == 0 {
+            // The pawn that advanced two squares, and the one beside it.
+            let file = rng.below(8);
+            let beside =
+                if file == 0 || (file < 7 && rng.below(2) == 0) { file + 1 } else { file - 1 };
+            let (rank, mover, capturer, passed, start) =
+                if white_moves { (4, 'p', 'P', 5, 6) } else { (3, 'P', 'p', 2, 1) };
+            board[rank * 8 + file] = Some(mover);
+            board[rank * 8 + beside] = Some(capturer);
+            // The squares it crossed are empty: kept so by a placeholder.
+            board[passed * 8 + file] = Some('.');
+            board[start * 8 + file] = Some('.');
+            for c in [mover, capturer] {
+                let i = pieces.iter().position(|&p| p == c).unwrap();
+                pieces.remove(i);
+            }
+            ep = Some(format!("{}{}", (b'a' + file as u8) as char, passed + 1));
+        }
+        for c in pieces {
+            loop {
+                let sq = rng.below(64);
+                let rank = sq / 8;
+                if board[sq].is_some() || (c.eq_ignore_ascii_case(&'p') && (rank == 0 || rank == 7))
+                {
+                    continue;
                 }
+                board[sq] = Some(c);
+                break;
             }
         }
         let mut fen = String::new();
         for rank in (0..8).rev() {
             let mut empty = 0;
             for file in 0..8 {
-                match board[rank * 8 + file] {
+                match board[rank * 8 + file].filter(|&c| c != '.') {
                     Some(c) => {
                         if empty > 0 {
                             fen.push_str(&empty.to_string());
@@ -104,11 +124,11 @@ pub mod corpus {
                 fen.push('/');
             }
         }
-        let side = if rng.below(2) == 0 { "w" } else { "b" };
-        let pos = Position::from_fen(&format!("{fen} {side} - - 0 1")).ok()?;
-        // The side not to move may not be in check (kibitz's FEN reader
-        // refuses such positions; kings side by side are refused too).
-        Some(pos)
+        let side = if white_moves { "w" } else { "b" };
+        let ep = ep.unwrap_or_else(|| "-".to_string());
+        // kibitz's FEN reader refuses positions that cannot arise (the side
+        // not to move in check, kings side by side).
+        Position::from_fen(&format!("{fen} {side} - {ep} 0 1")).ok()
     }
 
     /// The example of the shared tables' README, and a few known results.
@@ -134,6 +154,43 @@ pub mod corpus {
         assert_eq!(probe("4k3/8/8/8/8/8/PPP5/R3K3 w - - 0 1"), (None, None));
     }
 
+    /// python-chess's WDL and DTZ of each FEN of `fens` (`None` outside
+    /// its tables), in order.
+    #[cfg(feature = "python-chess")]
+    fn python_chess_probes(fens: &str, dir: &TempDir) -> Vec<(Option<i32>, Option<i32>)> {
+        let list = dir.path("fens.txt");
+        std::fs::write(&list, fens).unwrap();
+        let script = "import sys, chess, chess.syzygy\n\
+            tb = chess.syzygy.open_tablebase(sys.argv[1])\n\
+            out = []\n\
+            for fen in open(sys.argv[2]):\n\
+            \x20   b = chess.Board(fen.strip())\n\
+            \x20   try:\n\
+            \x20       out.append('%d %d' % (tb.probe_wdl(b), tb.probe_dtz(b)))\n\
+            \x20   except (KeyError, chess.syzygy.MissingTableError):\n\
+            \x20       out.append('none none')\n\
+            print('\\n'.join(out))\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(shared("syzygy"))
+            .arg(&list)
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let (w, d) = l.split_once(' ').unwrap();
+                (w.parse().ok(), d.parse().ok())
+            })
+            .collect()
+    }
+
+    /// WDL (as just after a capture or pawn move: python-chess ignores the
+    /// 50-move counter) and DTZ of kibitz and python-chess on 2,700 random
+    /// positions of each of the 38 shared tables (102,600; both sides to
+    /// move; en-passant squares where both sides have pawns).
     #[cfg(feature = "python-chess")]
     #[test]
     fn probes_agree_with_python_chess_on_every_table() {
@@ -142,62 +199,44 @@ pub mod corpus {
         let mut rng = Rng::new(37);
         let mut fens = String::new();
         let mut ours = Vec::new();
+        let mut with_ep = 0;
         for material in materials() {
             let mut drawn = 0;
-            while drawn < 60 {
+            while drawn < 2700 {
                 let Some(pos) = random_position(&material, &mut rng) else { continue };
                 drawn += 1;
-                let wdl = tb.probe_wdl_after_zeroing(&pos).map(|w| w.value());
-                let dtz = tb.probe_dtz(&pos);
+                with_ep += usize::from(pos.ep_square().is_some());
                 writeln!(fens, "{}", pos.fen()).unwrap();
-                ours.push((pos.fen(), wdl, dtz));
+                let wdl = tb.probe_wdl_after_zeroing(&pos).map(|w| w.value());
+                ours.push((pos.fen(), wdl, tb.probe_dtz(&pos)));
             }
         }
         let dir = TempDir::new("syzygy-python");
-        let list = dir.path("fens.txt");
-        std::fs::write(&list, fens).unwrap();
-        let script = "import sys, chess, chess.syzygy\n\
-            tb = chess.syzygy.open_tablebase(sys.argv[1])\n\
-            for fen in open(sys.argv[2]):\n\
-            \x20   b = chess.Board(fen.strip())\n\
-            \x20   try:\n\
-            \x20       print(tb.probe_wdl(b), tb.probe_dtz(b))\n\
-            \x20   except (KeyError, chess.syzygy.MissingTableError):\n\
-            \x20       print('none none')\n";
-        let out = std::process::Command::new("python3")
-            .args(["-c", script])
-            .arg(shared("syzygy"))
-            .arg(&list)
-            .output()
-            .expect("python3");
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let text = String::from_utf8(out.stdout).unwrap();
-        let theirs: Vec<&str> = text.lines().collect();
+        let theirs = python_chess_probes(&fens, &dir);
         assert_eq!(theirs.len(), ours.len());
         let mut differ = Vec::new();
-        let (mut wins, mut draws, mut losses, mut cursed) = (0, 0, 0, 0);
-        for ((fen, wdl, dtz), line) in ours.iter().zip(&theirs) {
-            let (w, d) = line.split_once(' ').unwrap();
-            let (w, d) = (w.parse::<i32>().ok(), d.parse::<i32>().ok());
-            if (w, d) != (*wdl, *dtz) {
+        let mut kinds = [0usize; 5];
+        for ((fen, wdl, dtz), (w, d)) in ours.iter().zip(&theirs) {
+            if (*w, *d) != (*wdl, *dtz) {
                 differ.push(format!("{fen}: kibitz {wdl:?} {dtz:?}, python-chess {w:?} {d:?}"));
             }
-            match w {
-                Some(2) => wins += 1,
-                Some(0) => draws += 1,
-                Some(-2) => losses += 1,
-                Some(_) => cursed += 1,
-                None => {}
+            if let Some(w) = w {
+                kinds[(w + 2) as usize] += 1;
             }
         }
         eprintln!(
-            "{} positions of {} tables: {wins} wins, {draws} draws, {losses} losses, \
-             {cursed} cursed or blessed; {} differ",
+            "{} positions of {} tables ({with_ep} with an en-passant square): {} wins, {} cursed \
+             wins, {} draws, {} blessed losses, {} losses; {} differ",
             ours.len(),
             materials().len(),
+            kinds[4],
+            kinds[3],
+            kinds[2],
+            kinds[1],
+            kinds[0],
             differ.len()
         );
-        assert!(wins > 100 && draws > 100 && losses > 100 && cursed > 0);
+        assert!(kinds.iter().all(|&k| k > 0) && with_ep > 500, "{kinds:?} {with_ep}");
         assert!(
             differ.is_empty(),
             "{} of {} differ:\n{}",
@@ -205,6 +244,66 @@ pub mod corpus {
             ours.len(),
             differ.join("\n")
         );
+    }
+
+    /// Every position of the shared real games within the tables (read by
+    /// python-chess, the 50-move counter set to zero as its probe ignores
+    /// it): kibitz's WDL and DTZ are python-chess's.
+    #[cfg(feature = "python-chess")]
+    #[test]
+    fn probes_agree_with_python_chess_on_the_shared_games() {
+        let dir = TempDir::new("syzygy-games");
+        let mut pgn = Vec::new();
+        for entry in std::fs::read_dir(shared("pgn/real")).unwrap() {
+            let path = entry.unwrap().path();
+            if path.to_string_lossy().ends_with(".pgn.zst") {
+                let bytes = std::fs::read(&path).unwrap();
+                pgn.extend(zstd::decode_all(&bytes[..]).unwrap());
+                pgn.extend(b"\n\n");
+            }
+        }
+        let games = dir.path("games.pgn");
+        std::fs::write(&games, &pgn).unwrap();
+        // The positions of 5 pieces or fewer, without castling rights.
+        let script = "import sys, chess, chess.pgn\n\
+            f = open(sys.argv[1], encoding='latin-1')\n\
+            seen = set()\n\
+            while True:\n\
+            \x20   g = chess.pgn.read_game(f)\n\
+            \x20   if g is None: break\n\
+            \x20   b = g.board()\n\
+            \x20   for m in g.mainline_moves():\n\
+            \x20       b.push(m)\n\
+            \x20       if chess.popcount(b.occupied) <= 5 and not b.castling_rights:\n\
+            \x20           b.halfmove_clock = 0\n\
+            \x20           seen.add(b.fen())\n\
+            print('\\n'.join(sorted(seen)))\n";
+        let out = std::process::Command::new("python3")
+            .args(["-c", script])
+            .arg(&games)
+            .output()
+            .expect("python3");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let fens = String::from_utf8(out.stdout).unwrap();
+        let theirs = python_chess_probes(&fens, &dir);
+        let tb = tables();
+        let (mut probed, mut differ) = (0, Vec::new());
+        for (fen, (w, d)) in fens.lines().zip(&theirs) {
+            let pos = Position::from_fen(fen).unwrap();
+            let ours = (tb.probe_wdl_after_zeroing(&pos).map(|w| w.value()), tb.probe_dtz(&pos));
+            probed += usize::from(w.is_some());
+            if ours != (*w, *d) {
+                differ.push(format!("{fen}: kibitz {ours:?}, python-chess {:?}", (w, d)));
+            }
+        }
+        eprintln!(
+            "{} positions of 5 pieces or fewer in the shared games, {probed} within the tables; {} \
+             differ",
+            theirs.len(),
+            differ.len()
+        );
+        assert!(probed > 100, "{probed}");
+        assert!(differ.is_empty(), "{}", differ.join("\n"));
     }
 
     /// The search with the tables converts a won ending to mate and holds a
