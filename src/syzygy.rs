@@ -18,7 +18,8 @@
 //! `+2`, a loss it saves (a blessed loss) `-2`.
 
 use std::{
-    collections::BTreeSet,
+    collections::{BTreeSet, HashSet},
+    hash::{BuildHasherDefault, Hasher},
     io::{self, Read},
     path::PathBuf,
     sync::{
@@ -34,7 +35,8 @@ use crate::{
     chess::{
         mv::Move,
         position::Position,
-        types::{Color, Role, Square},
+        types::{Color, Piece, Role, Square},
+        zobrist,
     },
     score::{TB_WIN, tb_loss_in, tb_win_in},
 };
@@ -166,6 +168,61 @@ pub struct Tablebases {
     wdl_tables: usize,
     dtz_tables: usize,
     warnings: Vec<String>,
+    /// The material keys of the WDL tables, both ways round
+    /// ([`table_keys`]): a position of any other material is not converted
+    /// for a probe bound to fail.
+    wdl_materials: HashSet<u64, BuildHasherDefault<KeyHasher>>,
+}
+
+/// A hasher for material keys, already random: taken as they are (the set
+/// is looked up at every node the search might probe).
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+/// The material keys (kibitz's, as `do_move` keeps them: [`Position::material_key`])
+/// of a table's name (`KRBvKR`), its sides both ways round.
+fn table_keys(name: &str) -> Option<[u64; 2]> {
+    let (white, black) = name.split_once('v')?;
+    let counts = |side: &str| -> Option<[u32; 6]> {
+        let mut c = [0u32; 6];
+        for ch in side.chars() {
+            let role = match ch {
+                'P' => Role::Pawn,
+                'N' => Role::Knight,
+                'B' => Role::Bishop,
+                'R' => Role::Rook,
+                'Q' => Role::Queen,
+                'K' => Role::King,
+                _ => return None,
+            };
+            c[role as usize] += 1;
+        }
+        Some(c)
+    };
+    let key = |w: [u32; 6], b: [u32; 6]| {
+        Role::ALL.iter().fold(0u64, |k, &role| {
+            k ^ zobrist::material_of_count(Piece::new(Color::White, role), w[role as usize])
+                ^ zobrist::material_of_count(Piece::new(Color::Black, role), b[role as usize])
+        })
+    };
+    let (w, b) = (counts(white)?, counts(black)?);
+    Some([key(w, b), key(b, w)])
 }
 
 /// The first bytes of a WDL and of a DTZ table of standard chess.
@@ -228,6 +285,7 @@ impl Tablebases {
         let (mut wdl_tables, mut dtz_tables) = (0, 0);
         let mut warnings = Vec::new();
         let (mut wdl_names, mut dtz_names) = (BTreeSet::new(), BTreeSet::new());
+        let mut wdl_materials = HashSet::default();
         for folder in &folders {
             let entries = std::fs::read_dir(folder)
                 .map_err(|source| TablebaseError::Folder { path: folder.clone(), source })?;
@@ -263,6 +321,9 @@ impl Tablebases {
                         let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned());
                         if wdl {
                             wdl_tables += 1;
+                            if let Some(keys) = stem.as_deref().and_then(table_keys) {
+                                wdl_materials.extend(keys);
+                            }
                             wdl_names.extend(stem);
                         } else {
                             dtz_tables += 1;
@@ -295,7 +356,7 @@ impl Tablebases {
                 missing.join(", ")
             ));
         }
-        Ok(Tablebases { tables, folders, wdl_tables, dtz_tables, warnings })
+        Ok(Tablebases { tables, folders, wdl_tables, dtz_tables, warnings, wdl_materials })
     }
 
     /// The tables of `--syzygy` when given, else of the environment
@@ -352,11 +413,15 @@ impl Tablebases {
     }
 
     /// Whether `pos` may be in the tables: no more pieces than the largest
-    /// table and no castling right (the tables hold none). Its material's
-    /// table may still be missing.
+    /// table, no castling right (the tables hold none), and a WDL table of
+    /// its material (or only kings). A table it leads to by a capture may
+    /// still be missing.
     #[inline]
     pub fn may_cover(&self, pos: &Position) -> bool {
-        pos.occupied().count() <= self.max_pieces() && pos.castling_rights() == 0
+        let pieces = pos.occupied().count();
+        pieces <= self.max_pieces()
+            && pos.castling_rights() == 0
+            && (pieces == 2 || self.wdl_materials.contains(&pos.material_key()))
     }
 
     /// The result of `pos` as if its 50-move counter were zero (WDL tables
