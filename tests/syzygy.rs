@@ -58,7 +58,6 @@ pub mod corpus {
         names
     }
 
-    #[cfg_attr(not(feature = "python-chess"), allow(dead_code))]
     /// A random position of `material` (`KRPvKB`): pieces on random
     /// squares (pawns off the first and last ranks), a random side to move;
     /// where both sides have pawns, one in three has an en-passant square
@@ -573,5 +572,103 @@ pub mod corpus {
         assert_eq!(games[0].labels[0].flags & kibitz::LABEL_TABLEBASE, 0);
         assert!(games[0].labels[0].score > 300, "the search finds the rook up");
         assert_ne!(games[1].labels[0].flags & kibitz::LABEL_TABLEBASE, 0);
+    }
+
+    /// Won endings played out by kibitz at depth 4 against a perfect
+    /// defender (the tables' move: the longest way to the next capture or
+    /// pawn move): how the game ends.
+    #[derive(Debug, PartialEq, Eq)]
+    enum Playout {
+        /// Mate, or a capture or promotion into another ending still won.
+        Converted,
+        /// The 50-move rule, or the win let slip.
+        Failed,
+    }
+
+    fn play_out(pos: &Position, searcher: &mut Searcher, tb: &Tablebases) -> Playout {
+        let mut pos = Position::from_fen(&pos.fen()).unwrap();
+        let attacker = pos.side_to_move();
+        let material = pos.material_key();
+        searcher.new_game();
+        for _ in 0..400 {
+            if !pos.has_legal_moves() {
+                return if pos.in_check() && pos.side_to_move() != attacker {
+                    Playout::Converted
+                } else {
+                    Playout::Failed
+                };
+            }
+            if pos.rule50() >= 100 {
+                return Playout::Failed;
+            }
+            let m = if pos.side_to_move() == attacker {
+                searcher.search(&mut pos, &Limits::depth(4), |_| {}).best.unwrap()
+            } else {
+                // The defender: a move that does not lose if there is one,
+                // else the one that puts off the next capture or pawn
+                // move longest.
+                let moves = pos.legal_moves();
+                *moves
+                    .iter()
+                    .min_by_key(|&&m| {
+                        let mut after = pos.clone();
+                        after.do_move(m);
+                        let wdl = tb.probe_wdl_after_zeroing(&after).map_or(0, |w| w.value());
+                        (wdl, -tb.probe_dtz(&after).unwrap_or(0))
+                    })
+                    .unwrap()
+            };
+            pos.do_move(m);
+            if pos.material_key() != material {
+                let wdl = tb.probe_wdl_after_zeroing(&pos).map(|w| w.value());
+                let still_won =
+                    if pos.side_to_move() == attacker { wdl == Some(2) } else { wdl == Some(-2) };
+                let bare = pos.occupied().count() == 2;
+                return if still_won && !bare { Playout::Converted } else { Playout::Failed };
+            }
+        }
+        Playout::Failed
+    }
+
+    /// Won positions of six endings (three of each, the longest to the
+    /// next capture or pawn move among 400 drawn) played out: with tables,
+    /// every one is converted within the 50-move rule.
+    #[test]
+    fn won_endings_are_converted_against_a_perfect_defender() {
+        let tb = std::sync::Arc::new(tables());
+        let mut rng = Rng::new(5);
+        let mut with = Searcher::new(16);
+        with.set_tablebases(Some(tb.clone()));
+        let mut without = Searcher::new(16);
+        let mut report = Vec::new();
+        let mut failed_with = Vec::new();
+        for material in ["KBNvK", "KQvKR", "KQvKB", "KBBvKN", "KRBvKR", "KPvK"] {
+            let mut won: Vec<(i32, Position)> = Vec::new();
+            let mut drawn = 0;
+            while drawn < 400 {
+                let Some(pos) = random_position(material, &mut rng) else { continue };
+                drawn += 1;
+                let white_wins = pos.side_to_move() == Color::White;
+                if white_wins && tb.probe_wdl(&pos) == Some(TbWdl::Win) {
+                    won.push((tb.probe_dtz(&pos).unwrap(), pos));
+                }
+            }
+            won.sort_by_key(|(dtz, p)| (-dtz, p.fen()));
+            let (mut converted_with, mut converted_without) = (0, 0);
+            for (dtz, pos) in won.iter().take(3) {
+                if play_out(pos, &mut with, &tb) == Playout::Converted {
+                    converted_with += 1;
+                } else {
+                    failed_with.push(format!("{} (DTZ {dtz})", pos.fen()));
+                }
+                converted_without +=
+                    usize::from(play_out(pos, &mut without, &tb) == Playout::Converted);
+            }
+            report.push(format!(
+                "{material}: {converted_with}/3 with tables, {converted_without}/3 without"
+            ));
+        }
+        eprintln!("{}", report.join("; "));
+        assert!(failed_with.is_empty(), "not converted with tables: {}", failed_with.join(", "));
     }
 }
