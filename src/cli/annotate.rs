@@ -651,11 +651,13 @@ fn run_relabel(
         if let Some(tables) = args.syzygy.describe() {
             writeln!(
                 out,
-                "syzygy    {tables}: {} from the tables ({} changed sign, {} now drawn), {} kept",
+                "syzygy    {tables}: {} from the tables ({} changed sign, {} now drawn), {} kept; \
+                 {} of self-play corrected by the tables",
                 count(report.tablebase, "label"),
                 report.sign_flips,
                 report.draws_found,
-                report.kept
+                report.kept,
+                count(report.results_corrected, "result")
             )?;
         }
         if let Some(line) = limits_line(report.short_of_limit, report.past_limit, &job_engine) {

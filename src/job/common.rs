@@ -6,7 +6,12 @@
 use std::path::PathBuf;
 
 use crate::{
-    io::source::display_name, label::engine::EngineConfig, nnue::Net, record::format::InputInfo,
+    chess::{position::Position, types::Color},
+    io::source::display_name,
+    label::engine::EngineConfig,
+    nnue::Net,
+    record::format::{Ending, InputInfo},
+    syzygy::Tablebases,
 };
 
 /// Where labels come from.
@@ -55,4 +60,16 @@ pub fn input_infos(inputs: &[PathBuf]) -> Vec<InputInfo> {
             },
         })
         .collect()
+}
+
+/// The tables' result of `pos`, as a game's result (0 Black won, 1 draw, 2
+/// White won: a cursed win and a blessed loss are draws), when they hold
+/// it.
+pub fn tables_ending(tables: &Tablebases, pos: &Position) -> Option<(Ending, u8)> {
+    let wdl = tables.probe_wdl(pos).or_else(|| {
+        // Just after a capture or a pawn move the WDL tables alone tell.
+        (pos.rule50() == 0).then(|| tables.probe_wdl_after_zeroing(pos)).flatten()
+    })?;
+    let white = if pos.side_to_move() == Color::White { wdl } else { wdl.flip() };
+    Some((Ending::Tablebase, (white.outcome() + 1) as u8))
 }

@@ -10,11 +10,17 @@
 //! Each game is labelled by one worker, starting a new game for its
 //! labeller, so the output is the same bytes whatever the thread count.
 
-use std::path::{Path, PathBuf};
+use std::{
+    path::{Path, PathBuf},
+    sync::Arc,
+};
 
 use crate::{
     chess::{mv::Move, position::Position},
-    job::annotate::{AnnotateError, AnnotateSettings, Annotation},
+    job::{
+        annotate::{AnnotateError, AnnotateSettings, Annotation},
+        common::tables_ending,
+    },
     label::{
         self, LabelContext, Labeller, LabellerPool, LimitKept, engine::EngineError,
         search::SearchLabeller,
@@ -22,13 +28,14 @@ use crate::{
     record::{
         chain::{ChainError, walk},
         format::{
-            Alternatives, GameRecord, Header, Label, LabelSource, PackedBoard, Pv, label_score,
-            move_index,
+            Alternatives, Ending, GameRecord, Header, Label, LabelSource, PackedBoard, Pv,
+            label_score, move_index, result_text,
         },
         import::Foreign,
         reader::{KbzReader, RecordError},
         writer::{BlockLimits, BlockWriter, KbzWriter},
     },
+    syzygy::Tablebases,
 };
 
 /// What a relabelling did.
@@ -62,6 +69,10 @@ pub struct RelabelReport {
     pub draws_found: u64,
     /// Labels kept as they were (`--tables-only`: outside the tables).
     pub kept: u64,
+    /// Self-play games adjudicated by a rule whose result the tables
+    /// changed (they entered the tables: their result and ending are now
+    /// the tables').
+    pub results_corrected: u64,
     /// Bytes written.
     pub bytes_written: u64,
     /// The output's header.
@@ -126,6 +137,7 @@ struct Counts {
     sign_flips: u64,
     draws_found: u64,
     kept: u64,
+    results_corrected: u64,
 }
 
 /// One game relabelled: the same plies, the new labeller's labels, in the
@@ -218,6 +230,29 @@ fn relabel_game(
         }
     }
     Ok(out)
+}
+
+/// A game kibitz generated and a rule adjudicated (self-play: resigned,
+/// drawn by the score rule, the ply limit) that entered the endgame tables
+/// gets their result, from the first position within them, and the
+/// tables' ending; whether its result changed. Played games (no ending
+/// recorded, or the board's) keep theirs.
+fn correct_result(tables: &Tablebases, game: &mut GameRecord) -> Result<bool, ChainError> {
+    if !matches!(game.ending, Ending::Resigned | Ending::DrawAdjudicated | Ending::MaxPlies) {
+        return Ok(false);
+    }
+    let mut found = None;
+    walk(game, |step| {
+        if found.is_none() {
+            found = tables_ending(tables, step.pos);
+        }
+    })?;
+    let Some((ending, result)) = found else { return Ok(false) };
+    let changed = result != game.result;
+    game.result = result;
+    game.ending = ending;
+    game.tags[6] = result_text(result).to_string();
+    Ok(changed)
 }
 
 /// The record's label of what the labeller found at `pos`.
@@ -316,7 +351,8 @@ impl Relabel {
         let result = std::thread::scope(|scope| {
             for _ in 0..threads {
                 let (jobs, done, pool) = (jobs_rx.clone(), done_tx.clone(), &pool);
-                scope.spawn(move || label_batches(pool.take(), pv_plies, keep, jobs, done));
+                let tables = self.settings.tablebases.clone();
+                scope.spawn(move || label_batches(pool.take(), tables, pv_plies, keep, jobs, done));
             }
             drop(done_tx);
             let reader = scope.spawn(move || {
@@ -354,6 +390,7 @@ type Labelled = Result<(Vec<GameRecord>, Counts), ChainError>;
 /// A worker: batches in, relabelled batches out, until the reader is done.
 fn label_batches(
     mut labeller: Box<dyn Labeller>,
+    tables: Option<Arc<Tablebases>>,
     pv_plies: usize,
     keep_unlabelled: bool,
     jobs: crossbeam_channel::Receiver<Batch<Vec<GameRecord>>>,
@@ -363,7 +400,14 @@ fn label_batches(
         let mut counts = Counts::default();
         let out: Result<Vec<GameRecord>, ChainError> = games
             .iter()
-            .map(|g| relabel_game(labeller.as_mut(), g, pv_plies, keep_unlabelled, &mut counts))
+            .map(|g| {
+                let mut out =
+                    relabel_game(labeller.as_mut(), g, pv_plies, keep_unlabelled, &mut counts)?;
+                if let Some(tables) = &tables {
+                    counts.results_corrected += u64::from(correct_result(tables, &mut out)?);
+                }
+                Ok(out)
+            })
             .collect();
         if done.send((batch, out.map(|o| (o, counts)))).is_err() {
             break;
@@ -455,6 +499,7 @@ fn write_in_order(
                     report.sign_flips += counts.sign_flips;
                     report.draws_found += counts.draws_found;
                     report.kept += counts.kept;
+                    report.results_corrected += counts.results_corrected;
                     for g in games {
                         report.games += 1;
                         if let Err(e) = writer.push(g) {

@@ -1011,8 +1011,11 @@ impl Searcher {
             && pos.rule50() == 0
             && pos.castling_rights() == 0
             && pos.occupied().count() <= self.tb_cardinality
-            && let Some(wdl) =
-                self.tablebases.as_ref().and_then(|tb| tb.probe_wdl_after_zeroing(pos))
+            && let Some(wdl) = self
+                .tablebases
+                .as_ref()
+                .filter(|tb| tb.has_wdl_table(pos))
+                .and_then(|tb| tb.probe_wdl_after_zeroing(pos))
         {
             self.tb_hits += 1;
             let value = wdl.score(ply);

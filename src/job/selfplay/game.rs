@@ -7,6 +7,7 @@
 use crate::{
     chess::{chess960, mv::Move, position::Position, types::Color},
     hash::{GOLDEN, mix64, splitmix64},
+    job::common::tables_ending,
     job::selfplay::book::Book,
     label::{LabelContext, Labelled, Labeller},
     record::format::{
@@ -164,18 +165,6 @@ pub struct Game<'a> {
     /// Endgame tables: a game whose position enters them ends with their
     /// result.
     pub tables: Option<&'a Tablebases>,
-}
-
-/// The tables' result of `pos`, as a game's result (0 Black won, 1 draw, 2
-/// White won: a cursed win and a blessed loss are draws), when they hold
-/// it.
-pub fn tables_ending(tables: &Tablebases, pos: &Position) -> Option<(Ending, u8)> {
-    let wdl = tables.probe_wdl(pos).or_else(|| {
-        // Just after a capture or a pawn move the WDL tables alone tell.
-        (pos.rule50() == 0).then(|| tables.probe_wdl_after_zeroing(pos)).flatten()
-    })?;
-    let white = if pos.side_to_move() == Color::White { wdl } else { wdl.flip() };
-    Some((Ending::Tablebase, (white.outcome() + 1) as u8))
 }
 
 /// How the board ends a game, if it does: the ending, and the result
