@@ -671,4 +671,73 @@ pub mod corpus {
         eprintln!("{}", report.join("; "));
         assert!(failed_with.is_empty(), "not converted with tables: {}", failed_with.join(", "));
     }
+
+    /// The analysis of a game that gives a tablebase win away: the move is
+    /// a blunder, the PGN export and the report say what the tables say.
+    #[test]
+    fn a_tablebase_win_given_away_is_a_blunder_and_marked() {
+        let dir = TempDir::new("syzygy-analysis");
+        let pgn = dir.path("g.pgn");
+        std::fs::write(
+            &pgn,
+            "[Event \"t\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1/2-1/2\"]\n[SetUp \"1\"]\n\
+             [FEN \"2k5/8/8/8/8/8/8/3QK3 w - - 0 1\"]\n\n1. Qd7+ Kxd7 1/2-1/2\n",
+        )
+        .unwrap();
+        let kbz = dir.path("g.kbz");
+        let tb = shared("syzygy");
+        let (code, _, err) = kibitz(&[
+            "annotate",
+            s(&pgn),
+            "--preset",
+            "analysis",
+            "--depth",
+            "6",
+            "--syzygy",
+            s(&tb),
+            "-o",
+            s(&kbz),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let out = dir.path("g-out.pgn");
+        let (code, _, err) = kibitz(&["export", s(&kbz), "--format", "pgn", "-o", s(&out)]);
+        assert_eq!(code, 0, "{err}");
+        let text = std::fs::read_to_string(&out).unwrap();
+        assert!(text.contains("1. Qd7+??"), "{text}");
+        assert!(text.contains("{ Tablebase: draw }"), "{text}");
+        let html = dir.path("g.html");
+        let (code, _, err) = kibitz(&["report", s(&kbz), "-o", s(&html)]);
+        assert_eq!(code, 0, "{err}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains("Tablebase after 1. Qd7+: draw"));
+    }
+
+    /// Self-play with tables writes the same file on one thread and two.
+    #[test]
+    fn selfplay_with_tables_is_the_same_on_one_and_two_threads() {
+        let dir = TempDir::new("syzygy-threads");
+        let tb = shared("syzygy");
+        let mut files = Vec::new();
+        for threads in ["1", "2"] {
+            let out = dir.path(&format!("sp{threads}.kbz"));
+            let (code, _, err) = kibitz(&[
+                "selfplay",
+                "--games",
+                "12",
+                "--nodes",
+                "1000",
+                "--seed",
+                "9",
+                "--threads",
+                threads,
+                "--syzygy",
+                s(&tb),
+                "-o",
+                s(&out),
+            ]);
+            assert_eq!(code, 0, "{err}");
+            files.push(std::fs::read(&out).unwrap());
+        }
+        assert!(files[0] == files[1], "one thread and two wrote different files");
+    }
 }

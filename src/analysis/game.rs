@@ -9,8 +9,9 @@ use crate::{
     chess::{mv::Move, position::Position, types::Color},
     record::{
         chain::{ChainError, walk},
-        format::GameRecord,
+        format::{GameRecord, LABEL_TABLEBASE, LABEL_TB_50_MOVE, Label},
     },
+    syzygy::TbWdl,
 };
 
 /// One move of an analysed game.
@@ -54,6 +55,39 @@ pub struct MoveAnalysis {
     pub loss: Option<i32>,
     /// The phase of the position it was played in.
     pub phase: Phase,
+    /// What the endgame tables say of the position after the move, when
+    /// its label is theirs (`White wins`, `draw`...): shown instead of an
+    /// engine's line, as Lichess shows a tablebase result.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tablebase: Option<String>,
+}
+
+/// The tables' result of a position whose label is theirs (side to move's
+/// view), from the label's score and flags.
+fn tables_verdict(label: &Label) -> Option<TbWdl> {
+    if label.flags & LABEL_TABLEBASE == 0 {
+        return None;
+    }
+    let cursed = label.flags & LABEL_TB_50_MOVE != 0;
+    Some(match (label.score.signum(), cursed) {
+        (1, false) => TbWdl::Win,
+        (1, true) => TbWdl::CursedWin,
+        (-1, false) => TbWdl::Loss,
+        (-1, true) => TbWdl::BlessedLoss,
+        _ => TbWdl::Draw,
+    })
+}
+
+/// A tables' result in words, White's view.
+fn verdict_text(wdl: TbWdl, side: Color) -> String {
+    let white = if side == Color::White { wdl } else { wdl.flip() };
+    match white {
+        TbWdl::Win => "White wins".to_string(),
+        TbWdl::Loss => "Black wins".to_string(),
+        TbWdl::Draw => "draw".to_string(),
+        TbWdl::CursedWin => "White wins, but the 50-move rule draws it".to_string(),
+        TbWdl::BlessedLoss => "Black wins, but the 50-move rule draws it".to_string(),
+    }
 }
 
 fn color_name<S: serde::Serializer>(c: &Color, s: S) -> Result<S::Ok, S::Error> {
@@ -122,6 +156,7 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
         eval: Option<Eval>,
         best: Option<Move>,
         pv: Vec<Move>,
+        tables: Option<TbWdl>,
     }
     let mut plies: Vec<Ply> = Vec::with_capacity(record.moves.len() + 1);
     walk(record, |step| {
@@ -133,7 +168,8 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
             None if pos.is_stalemate() => (Some(Eval::Cp(0)), Vec::new()),
             None => (None, Vec::new()),
         };
-        plies.push(Ply { pos, played: step.played, eval, best: step.best, pv });
+        let tables = step.label.and_then(tables_verdict);
+        plies.push(Ply { pos, played: step.played, eval, best: step.best, pv, tables });
     })?;
     let division = divide(plies.iter().map(|p| &p.pos));
     let n = plies.len().saturating_sub(1);
@@ -157,6 +193,13 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
         let mut pos = prev.pos.clone();
         let differs = prev.best.is_none_or(|b| b != played);
         let advice = match (before, after) {
+            // A win the tables know given away is a blunder, whatever the
+            // scores around it.
+            _ if prev.tables == Some(TbWdl::Win)
+                && plies[k].tables.is_some_and(|w| w.flip() != TbWdl::Win) =>
+            {
+                Some(Advice { judgment: Judgment::Blunder, mate: None })
+            }
             (Some(b), Some(a)) if differs => judge(b, a, prev.pos.side_to_move()),
             _ => None,
         };
@@ -189,6 +232,7 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
             credited,
             loss: losses[k - 1].1,
             phase: division.phase(k - 1),
+            tablebase: plies[k].tables.map(|w| verdict_text(w, plies[k].pos.side_to_move())),
         });
     }
     let side = |color: Color| {

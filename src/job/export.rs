@@ -254,6 +254,12 @@ impl<W: Write> Exporter<W> {
                 let _ = write!(movetext, "{{ [%eval {}] }} ", after.pgn());
                 need_number = true;
             }
+            // What the tables say, where their label stands for an
+            // engine's.
+            if let Some(verdict) = &m.tablebase {
+                let _ = write!(movetext, "{{ Tablebase: {verdict} }} ");
+                need_number = true;
+            }
             if let (Some(_), Some(line)) = (m.advice, &m.variation) {
                 let _ = write!(movetext, "({line}) ");
                 need_number = true;

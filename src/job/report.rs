@@ -269,6 +269,9 @@ struct Shown {
     wins: Vec<Option<f64>>,
     /// Judged moves: ply, text (`12. Nxc6?!`), judgment.
     marks: Vec<(usize, String, Judgment)>,
+    /// The first move after which the endgame tables decide the game, and
+    /// what they say (`41... Rxe4: White wins`).
+    tablebase: Option<String>,
 }
 
 /// The report being built, game by game.
@@ -342,7 +345,11 @@ impl Report {
                     marks.push((m.ply, text, a.judgment));
                 }
             }
-            self.shown.push(Shown { summary: summary.clone(), wins, marks });
+            let tablebase = analysis.moves.iter().find_map(|m| {
+                let dots = if m.mover == Color::White { "." } else { "..." };
+                m.tablebase.as_ref().map(|t| format!("{}{dots} {}: {t}", m.number, m.san))
+            });
+            self.shown.push(Shown { summary: summary.clone(), wins, marks, tablebase });
         }
         summary
     }
@@ -569,6 +576,9 @@ fn game_html(h: &mut String, g: &Shown) {
         );
     }
     h.push_str("</tbody></table></div>\n");
+    if let Some(t) = &g.tablebase {
+        let _ = writeln!(h, "<p class=\"tablebase\">Tablebase after {}</p>", escape(t));
+    }
     graph(h, g);
     h.push_str("</section>\n");
 }
