@@ -142,6 +142,8 @@ pub struct BenchArgs {
     verbose: bool,
     #[command(flatten)]
     net: NetArgs,
+    #[command(flatten)]
+    syzygy: SyzygyArgs,
 }
 
 /// Runs `kibitz bench`.
@@ -151,7 +153,11 @@ pub fn run_bench(args: BenchArgs) -> Result<ExitCode> {
     if let Some(net) = &net {
         writeln!(out, "net {} (sha256 {})", net.info().name, net.info().sha256)?;
     }
-    let result = bench::run(args.depth, args.hash, net, |i, fen, nodes| {
+    let tables = args.syzygy.open()?;
+    if let Some(t) = &tables {
+        writeln!(out, "syzygy {}", t.describe())?;
+    }
+    let result = bench::run_with_tables(args.depth, args.hash, net, tables, |i, fen, nodes| {
         if args.verbose {
             let _ = writeln!(out, "position {:>2} nodes {:>10} {fen}", i + 1, nodes);
         }

@@ -53,9 +53,22 @@ pub fn run(
     depth: i32,
     hash_mib: usize,
     net: Option<crate::nnue::Net>,
+    on_position: impl FnMut(usize, &str, u64),
+) -> Result<BenchResult, crate::search::tt::TableError> {
+    run_with_tables(depth, hash_mib, net, None, on_position)
+}
+
+/// [`run`], the search probing `tables` (a signature of its own when a
+/// bench position reaches them).
+pub fn run_with_tables(
+    depth: i32,
+    hash_mib: usize,
+    net: Option<crate::nnue::Net>,
+    tables: Option<std::sync::Arc<crate::syzygy::Tablebases>>,
     mut on_position: impl FnMut(usize, &str, u64),
 ) -> Result<BenchResult, crate::search::tt::TableError> {
     let mut searcher = Searcher::try_with_net(hash_mib, net)?;
+    searcher.set_tablebases(tables);
     let start = Instant::now();
     let mut nodes = 0;
     let fens = positions();
