@@ -2,7 +2,7 @@
 //! against python-chess on random positions of every table in the shared
 //! set, and the search, the labels and self-play using them.
 
-use kibitz::{Position, TablebaseError, Tablebases};
+use kibitz::{TablebaseError, Tablebases};
 
 use crate::util::TempDir;
 
@@ -38,7 +38,7 @@ fn a_missing_or_empty_folder_is_named() {
 pub mod corpus {
     use super::*;
     use crate::util::{Rng, kibitz, s, shared};
-    use kibitz::{Color, Limits, Searcher, TbWdl, WIN_BOUND};
+    use kibitz::{Color, Limits, Position, Searcher, TbWdl, WIN_BOUND};
 
     pub fn tables() -> Tablebases {
         Tablebases::open(shared("syzygy").to_str().unwrap()).expect("the shared Syzygy tables")
