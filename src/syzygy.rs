@@ -13,7 +13,7 @@
 //! worker thread (`Arc`).
 //!
 //! Scores follow Stockfish's: a win the tables know is
-//! [`TB_WIN`]` - ply`, below every mate and above every evaluation
+//! [`crate::TB_WIN`]` - ply`, below every mate and above every evaluation
 //! ([`crate::score`]); a win the 50-move rule spoils (a cursed win) scores
 //! `+2`, a loss it saves (a blessed loss) `-2`.
 
@@ -29,7 +29,7 @@ use std::{
 };
 
 use shakmaty::{CastlingMode, Chess, FromSetup, Position as _, Setup};
-use shakmaty_syzygy::{AmbiguousWdl, Dtz, MaybeRounded, SyzygyError, Tablebase, Wdl};
+use shakmaty_syzygy::{Dtz, MaybeRounded, SyzygyError, Tablebase, Wdl};
 
 use crate::{
     chess::{
@@ -38,7 +38,7 @@ use crate::{
         types::{Color, Piece, Role, Square},
         zobrist,
     },
-    score::{TB_WIN, tb_loss_in, tb_win_in},
+    score::{tb_loss_in, tb_win_in},
 };
 
 /// The score of a cursed win (a win the 50-move rule turns into a draw),
@@ -450,14 +450,13 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        match checked(self.tables.probe_wdl(&board))? {
-            AmbiguousWdl::Loss => Some(TbWdl::Loss),
-            AmbiguousWdl::BlessedLoss => Some(TbWdl::BlessedLoss),
-            AmbiguousWdl::Draw => Some(TbWdl::Draw),
-            AmbiguousWdl::CursedWin => Some(TbWdl::CursedWin),
-            AmbiguousWdl::Win => Some(TbWdl::Win),
-            AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => None,
-        }
+        self.wdl50(&board)
+    }
+
+    /// The result of `board` by its 50-move counter, when DTZ's rounding
+    /// leaves it decided.
+    fn wdl50(&self, board: &Chess) -> Option<TbWdl> {
+        checked(self.tables.probe_wdl(board))?.unambiguous().map(TbWdl::from_syzygy)
     }
 
     /// The DTZ of `pos` (plies to the next capture or pawn move in the
@@ -479,14 +478,7 @@ impl Tablebases {
             return None;
         }
         let board = to_shakmaty(pos)?;
-        let wdl = match checked(self.tables.probe_wdl(&board))? {
-            AmbiguousWdl::Loss => TbWdl::Loss,
-            AmbiguousWdl::BlessedLoss => TbWdl::BlessedLoss,
-            AmbiguousWdl::Draw => TbWdl::Draw,
-            AmbiguousWdl::CursedWin => TbWdl::CursedWin,
-            AmbiguousWdl::Win => TbWdl::Win,
-            AmbiguousWdl::MaybeWin | AmbiguousWdl::MaybeLoss => return None,
-        };
+        let wdl = self.wdl50(&board)?;
         let dtz = checked(self.tables.probe_dtz(&board))?.ignore_rounding().0;
         let best = match checked(self.tables.best_move(&board))? {
             Some((m, _)) => Some(from_shakmaty(pos, m)?),
@@ -559,16 +551,6 @@ impl Tablebases {
     }
 }
 
-/// The score of a position the tables call won, lost or drawn at the
-/// root: [`TB_WIN`], minus it, or the draw's.
-pub fn root_score(wdl: TbWdl) -> i32 {
-    match wdl {
-        TbWdl::Win => TB_WIN,
-        TbWdl::Loss => -TB_WIN,
-        other => other.score(0),
-    }
-}
-
 /// `pos` as shakmaty's board, for a probe. `None` for a position shakmaty
 /// refuses (one kibitz's own checks let through, such as an impossible
 /// check): it is then not probed.
@@ -578,24 +560,11 @@ fn to_shakmaty(pos: &Position) -> Option<Chess> {
     let mut setup = Setup::empty();
     for sq in pos.occupied() {
         let piece = pos.piece_on(sq)?;
-        let color = match piece.color() {
-            Color::White => shakmaty::Color::White,
-            Color::Black => shakmaty::Color::Black,
-        };
-        let role = match piece.role() {
-            Role::Pawn => shakmaty::Role::Pawn,
-            Role::Knight => shakmaty::Role::Knight,
-            Role::Bishop => shakmaty::Role::Bishop,
-            Role::Rook => shakmaty::Role::Rook,
-            Role::Queen => shakmaty::Role::Queen,
-            Role::King => shakmaty::Role::King,
-        };
+        let color = shakmaty::Color::from_white(piece.color() == Color::White);
+        let role = shakmaty::Role::ALL[piece.role() as usize];
         setup.board.set_piece_at(shakmaty::Square::new(sq as u32), shakmaty::Piece { color, role });
     }
-    setup.turn = match pos.side_to_move() {
-        Color::White => shakmaty::Color::White,
-        Color::Black => shakmaty::Color::Black,
-    };
+    setup.turn = shakmaty::Color::from_white(pos.side_to_move() == Color::White);
     setup.ep_square = pos.ep_square().map(|sq| shakmaty::Square::new(sq as u32));
     setup.halfmoves = pos.rule50();
     setup.fullmoves = std::num::NonZeroU32::new(pos.fullmove_number().max(1))?;
@@ -612,13 +581,8 @@ fn from_shakmaty(pos: &Position, m: shakmaty::Move) -> Option<Move> {
     let mv = match m {
         shakmaty::Move::EnPassant { .. } => Move::en_passant(from, to),
         shakmaty::Move::Normal { promotion: Some(role), .. } => {
-            let role = match role {
-                shakmaty::Role::Knight => Role::Knight,
-                shakmaty::Role::Bishop => Role::Bishop,
-                shakmaty::Role::Rook => Role::Rook,
-                _ => Role::Queen,
-            };
-            Move::promotion(from, to, role)
+            // shakmaty numbers roles from 1, pawn first; kibitz from 0.
+            Move::promotion(from, to, Role::new(role as usize - 1))
         }
         shakmaty::Move::Normal { .. } => Move::normal(from, to),
         _ => return None,

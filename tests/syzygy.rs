@@ -130,6 +130,29 @@ pub mod corpus {
         Position::from_fen(&format!("{fen} {side} - {ep} 0 1")).ok()
     }
 
+    /// `kibitz annotate INPUT --preset analysis --depth DEPTH --syzygy
+    /// TABLES -o OUTPUT`: exit code, standard output and error.
+    fn analyse_with_tables(
+        input: &std::path::Path,
+        output: &std::path::Path,
+        tables: &std::path::Path,
+        depth: u32,
+    ) -> (i32, String, String) {
+        let depth = depth.to_string();
+        kibitz(&[
+            "annotate",
+            s(input),
+            "--preset",
+            "analysis",
+            "--depth",
+            &depth,
+            "--syzygy",
+            s(tables),
+            "-o",
+            s(output),
+        ])
+    }
+
     /// The example of the shared tables' README, and a few known results.
     #[test]
     fn known_results() {
@@ -376,18 +399,7 @@ pub mod corpus {
         ];
         std::fs::write(&epd, fens.map(|f| format!("{}\n", &f[..f.len() - 4])).concat()).unwrap();
         let kbz = dir.path("p.kbz");
-        let (code, out, err) = kibitz(&[
-            "annotate",
-            s(&epd),
-            "-o",
-            s(&kbz),
-            "--depth",
-            "4",
-            "--preset",
-            "analysis",
-            "--syzygy",
-            s(&tb_path),
-        ]);
+        let (code, out, err) = analyse_with_tables(&epd, &kbz, &tb_path, 4);
         assert_eq!(code, 0, "{err}");
         assert!(out.contains("38 WDL and 38 DTZ tables, up to 5 pieces"), "{out}");
         assert!(out.contains("4 labels from the tables"), "{out}");
@@ -553,18 +565,7 @@ pub mod corpus {
         let epd = dir.path("p.epd");
         std::fs::write(&epd, "8/8/8/3k4/8/8/1R6/K7 w - -\n8/8/8/8/3k4/8/8/KBBn4 w - -\n").unwrap();
         let kbz = dir.path("p.kbz");
-        let (code, out, err) = kibitz(&[
-            "annotate",
-            s(&epd),
-            "-o",
-            s(&kbz),
-            "--depth",
-            "4",
-            "--preset",
-            "analysis",
-            "--syzygy",
-            s(&set),
-        ]);
+        let (code, out, err) = analyse_with_tables(&epd, &kbz, &set, 4);
         assert_eq!(code, 0, "{err}");
         assert!(err.contains("warning: ") && err.contains("KQvK.rtbz"), "{err}");
         assert!(out.contains("1 label from the tables"), "{out}");
@@ -686,18 +687,7 @@ pub mod corpus {
         .unwrap();
         let kbz = dir.path("g.kbz");
         let tb = shared("syzygy");
-        let (code, _, err) = kibitz(&[
-            "annotate",
-            s(&pgn),
-            "--preset",
-            "analysis",
-            "--depth",
-            "6",
-            "--syzygy",
-            s(&tb),
-            "-o",
-            s(&kbz),
-        ]);
+        let (code, _, err) = analyse_with_tables(&pgn, &kbz, &tb, 6);
         assert_eq!(code, 0, "{err}");
         let out = dir.path("g-out.pgn");
         let (code, _, err) = kibitz(&["export", s(&kbz), "--format", "pgn", "-o", s(&out)]);

@@ -12,7 +12,7 @@ use crate::{
         search::SearchLabeller,
     },
     record::format::{LABEL_PAST_LIMIT, LABEL_SHORT_OF_LIMIT, LABEL_TABLEBASE, LABEL_TB_50_MOVE},
-    syzygy::{Tablebases, TbWdl, root_score},
+    syzygy::{Tablebases, TbWdl},
 };
 
 pub mod engine;
@@ -73,7 +73,7 @@ impl Labelled {
         let answer = tables.answer(pos)?;
         let best = answer.best?;
         Some(Labelled {
-            score: root_score(answer.wdl),
+            score: answer.wdl.score(0),
             best: Some(best),
             depth: 0,
             nodes: 0,

@@ -52,7 +52,7 @@ use crate::{
         movepick::{Continuations, MovePicker, captured_kind, generation_key},
         tt::{Bound, DEPTH_NONE, TableError, TranspositionTable, VALUE_NONE},
     },
-    syzygy::{Tablebases, TbWdl, root_score},
+    syzygy::{Tablebases, TbWdl},
 };
 
 pub use crate::score::{INFINITE, MATE, MATE_BOUND, MAX_PLY, WIN_BOUND, mate_in, mated_in};
@@ -652,13 +652,15 @@ impl Searcher {
             average = if average == -INFINITE { s } else { (2 * s + average) / 3 };
             self.root_best = Some(best);
             self.has_move = true;
+            // The tables' result stands for a root in the tables' score,
+            // unless the search found a mate (exact, and a distance besides).
             let shown = match &root_tb {
-                Some((_, wdl)) if s.abs() < MATE_BOUND => root_score(*wdl),
+                Some((_, wdl)) if s.abs() < MATE_BOUND => wdl.score(0),
                 _ => self.eval.to_centipawns(score),
             };
             result = SearchResult {
                 best: Some(best),
-                score: self.eval.to_centipawns(score),
+                score: shown,
                 depth,
                 pv: pv.clone(),
                 nodes: self.nodes,
@@ -682,13 +684,6 @@ impl Searcher {
         result.nodes = self.nodes;
         result.tb_hits = self.tb_hits;
         self.excluded.truncate(excluded_before);
-        // The tables' result stands for the root's score, unless the search
-        // found a mate (exact, and a distance besides).
-        if let Some((_, wdl)) = root_tb
-            && result.score.abs() < MATE_BOUND
-        {
-            result.score = root_score(wdl);
-        }
         self.known = None;
         if plain && result.best.is_some() {
             self.last_root = Some(KnownLine {
