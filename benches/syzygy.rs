@@ -10,13 +10,14 @@
 //!   its board type, and python-chess (`chess.syzygy`, timed inside
 //!   python, its own loop over boards already made);
 //! * nodes per second of kibitz's search at a fixed depth on positions of
-//!   6 to 8 pieces from the shared Lichess games, where captures enter the
-//!   tables: with tables and without, and the probes made.
+//!   6 to 8 pieces, where captures enter the tables, from each kind of
+//!   game the shared data holds (Lichess, TWIC, CCRL, chess.com, an old
+//!   master's games, TCEC): with tables and without, and the probes made.
 //!
 //! Rounds are interleaved; medians and ratios are printed.
 //!
 //! ```text
-//! cargo bench --bench syzygy                      # 3 rounds, 100,000 positions
+//! cargo bench --bench syzygy                      # 3 rounds, 100,000 positions, 50 a source
 //! cargo bench --bench syzygy -- --rounds 5 --positions 20000 --depth 10
 //! ```
 //!
@@ -119,10 +120,20 @@ fn random_positions(folder: &Path, count: usize) -> Vec<Position> {
     out
 }
 
-/// Positions of 6 to 8 pieces without castling rights from the shared
-/// Lichess games, one in eight of those met.
-fn endgame_positions(count: usize) -> Vec<Position> {
-    let path = data().join("pgn/lichess/lichess-org_database_2016-05.pgn.zst");
+/// The kinds of games the shared data holds, one file each.
+const SOURCES: [(&str, &str); 6] = [
+    ("Lichess 2016", "pgn/lichess/lichess-org_database_2016-05.pgn.zst"),
+    ("TWIC", "pgn/real/twic1599_1000k.pgn.zst"),
+    ("CCRL", "pgn/real/ccrl_blitz_Obsidian_2025.pgn.zst"),
+    ("chess.com", "pgn/real/chesscom_kyle_b81_2021.pgn.zst"),
+    ("old master", "pgn/real/play-like-tal_Tal_3110.pgn.zst"),
+    ("TCEC", "pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst"),
+];
+
+/// Positions of 6 to 8 pieces without castling rights from the games of
+/// `file`, one in eight of those met.
+fn endgame_positions(file: &str, count: usize) -> Vec<Position> {
+    let path = data().join(file);
     let text = zstd::decode_all(&std::fs::read(&path).expect("the shared data (KIBITZ_DATA)")[..])
         .expect("zstd");
     let startpos = Position::startpos();
@@ -155,16 +166,15 @@ fn endgame_positions(count: usize) -> Vec<Position> {
 
 /// `pos` as shakmaty's board, the way kibitz crosses over at a probe.
 fn board_of(pos: &Position) -> Option<Chess> {
-    use shakmaty::{Color as C, FromSetup, Piece, Role as R, Setup, Square};
+    use shakmaty::{Color, FromSetup, Piece, Role, Setup, Square};
     let mut setup = Setup::empty();
     for sq in pos.occupied() {
         let piece = pos.piece_on(sq)?;
-        let color = if piece.color() == kibitz::Color::White { C::White } else { C::Black };
-        let role =
-            [R::Pawn, R::Knight, R::Bishop, R::Rook, R::Queen, R::King][piece.role() as usize];
+        let color = Color::from_white(piece.color() == kibitz::Color::White);
+        let role = Role::ALL[piece.role() as usize];
         setup.board.set_piece_at(Square::new(sq as u32), Piece { color, role });
     }
-    setup.turn = if pos.side_to_move() == kibitz::Color::White { C::White } else { C::Black };
+    setup.turn = Color::from_white(pos.side_to_move() == kibitz::Color::White);
     setup.halfmoves = pos.rule50();
     Chess::from_setup(setup, CastlingMode::Standard).ok()
 }
@@ -200,7 +210,7 @@ fn main() {
     let rounds: usize = arg("--rounds", 3);
     let count: usize = arg("--positions", 100_000);
     let depth: i32 = arg("--depth", 10);
-    let searched: usize = arg("--searched", 100);
+    let searched: usize = arg("--searched", 50);
     let folder = data().join("syzygy");
     let tables = Arc::new(Tablebases::open(folder.to_str().unwrap()).expect("the shared tables"));
     let crate_tables = {
@@ -222,18 +232,23 @@ fn main() {
         .unzip();
     let fens = std::env::temp_dir().join(format!("kibitz-bench-syzygy-{}.txt", std::process::id()));
     std::fs::write(&fens, positions.iter().map(|p| p.fen() + "\n").collect::<String>()).unwrap();
-    let endgames = endgame_positions(searched);
+    let endgames: Vec<(&str, Vec<Position>)> =
+        SOURCES.iter().map(|&(name, file)| (name, endgame_positions(file, searched))).collect();
     println!(
-        "{} random positions of the shared tables; {} positions of 6-8 pieces searched to depth \
-         {depth}; {rounds} rounds",
+        "{} random positions of the shared tables; {} positions of 6-8 pieces from each of {} \
+         sources searched to depth {depth}; {rounds} rounds",
         positions.len(),
-        endgames.len()
+        searched,
+        SOURCES.len()
     );
 
     let (mut ours, mut alone, mut python) = (Vec::new(), Vec::new(), Vec::new());
     let mut convert = Vec::new();
-    let (mut with_nps, mut without_nps) = (Vec::new(), Vec::new());
-    let (mut tb_hits, mut first_nodes) = (0u64, [0u64; 2]);
+    // Per source: nodes per second with tables and without, each round;
+    // nodes and probes of the first round.
+    let mut with_nps = vec![Vec::new(); SOURCES.len()];
+    let mut without_nps = vec![Vec::new(); SOURCES.len()];
+    let mut first = vec![(0u64, 0u64, 0u64); SOURCES.len()];
     let mut python_error = None;
     // A first pass brings the tables into the page cache.
     let found = positions.iter().filter(|p| tables.probe_wdl_after_zeroing(p).is_some()).count();
@@ -279,30 +294,36 @@ fn main() {
             Err(e) => python_error = Some(e),
         }
 
-        for (with, rates) in [(true, &mut with_nps), (false, &mut without_nps)] {
-            let mut searcher = Searcher::new(16);
-            searcher.set_tablebases(with.then(|| tables.clone()));
-            let (mut nodes, t) = (0u64, Instant::now());
-            for p in &endgames {
-                searcher.new_game();
-                let r = searcher.search(&mut p.clone(), &Limits::depth(depth), |_| {});
-                nodes += r.nodes;
-                if round == 0 {
-                    first_nodes[usize::from(with)] += r.nodes;
-                    tb_hits += r.tb_hits;
+        for (k, (_, games)) in endgames.iter().enumerate() {
+            // Which goes first alternates round by round.
+            let order = if round % 2 == 0 { [true, false] } else { [false, true] };
+            for with in order {
+                let mut searcher = Searcher::new(16);
+                searcher.set_tablebases(with.then(|| tables.clone()));
+                let (mut nodes, t) = (0u64, Instant::now());
+                for p in games {
+                    searcher.new_game();
+                    let r = searcher.search(&mut p.clone(), &Limits::depth(depth), |_| {});
+                    nodes += r.nodes;
+                    if round == 0 {
+                        if with {
+                            first[k].0 += r.nodes;
+                            first[k].2 += r.tb_hits;
+                        } else {
+                            first[k].1 += r.nodes;
+                        }
+                    }
                 }
+                let rate = nodes as f64 / t.elapsed().as_secs_f64();
+                if with { with_nps[k].push(rate) } else { without_nps[k].push(rate) }
             }
-            rates.push(nodes as f64 / t.elapsed().as_secs_f64());
         }
         println!(
-            "round {}: kibitz {:.0} probes/s, crate alone {:.0}, python-chess {}; search {:.0} \
-             nodes/s with tables, {:.0} without",
+            "round {}: kibitz {:.0} probes/s, crate alone {:.0}, python-chess {}",
             round + 1,
             ours[round],
             alone[round],
             python.last().map_or("not run".to_string(), |r| format!("{r:.0}")),
-            with_nps[round],
-            without_nps[round]
         );
     }
     let _ = std::fs::remove_file(&fens);
@@ -324,12 +345,18 @@ fn main() {
             println!("  python-chess  {p:>10.0}   kibitz / python-chess {:.1}x", ours / p);
         }
     }
-    let (with, without) = (median(with_nps), median(without_nps));
-    println!(
-        "search, 6-8 pieces, depth {depth}: {with:.0} nodes/s with tables ({} nodes, {tb_hits} \
-         probes), {without:.0} without ({} nodes): {:.2}x",
-        first_nodes[1],
-        first_nodes[0],
-        with / without
-    );
+    println!("search, 6-8 pieces, depth {depth}, nodes per second (median of {rounds}):");
+    let mut ratios = Vec::new();
+    for (k, (name, games)) in endgames.iter().enumerate() {
+        let (with, without) = (median(with_nps[k].clone()), median(without_nps[k].clone()));
+        ratios.push(with / without);
+        let (nodes_with, nodes_without, probes) = first[k];
+        println!(
+            "  {name:<12} {:>3} positions: {with:>9.0} with tables ({nodes_with} nodes, {probes} \
+             probes), {without:>9.0} without ({nodes_without} nodes): {:.2}x",
+            games.len(),
+            with / without
+        );
+    }
+    println!("  median of the sources' ratios: {:.2}x", median(ratios));
 }
