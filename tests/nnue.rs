@@ -124,6 +124,10 @@ fn kibitz_net_incremental_equals_refresh() {
             "kibitz net {activation:?}, chess960 {chess960}: {checked} moves, accumulators equal"
         );
     }
+    // Output buckets: the bucket follows the pieces as captures remove them.
+    let net = Arc::new(SmallNet::synthetic_bucketed(64, Activation::SCReLU, 8, 33));
+    let checked = small_playouts(&net, false, 33, 300_000);
+    eprintln!("kibitz net with 8 output buckets: {checked} moves, accumulators equal");
 }
 
 /// A kibitz net file: `eval`, `search` and `bench` read it through the same

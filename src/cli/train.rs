@@ -31,6 +31,10 @@ pub struct TrainArgs {
     /// The hidden layer's activation.
     #[arg(long, value_enum, default_value_t = ActivationArg::Screlu)]
     activation: ActivationArg,
+    /// Output layers chosen by the number of pieces on the board (1 to 8;
+    /// 8: one for every 4 piece counts, as bullet's material buckets).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    output_buckets: usize,
     /// Superbatches to train (a checkpoint and the net after each).
     #[arg(long, value_name = "N", default_value_t = 40)]
     superbatches: u32,
@@ -164,6 +168,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         cache,
         hidden: args.hidden,
         screlu: args.activation == ActivationArg::Screlu,
+        output_buckets: args.output_buckets,
         superbatches: args.superbatches,
         batches: args.batches,
         batch_size: args.batch_size,

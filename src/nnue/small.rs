@@ -1,5 +1,7 @@
 //! kibitz's own nets: a perspective net, 768 inputs -> N hidden x 2 -> 1,
-//! beside a linear term of the same inputs (a piece-square table, as
+//! the output layer one of B (1 to 8) chosen by the number of pieces on
+//! the board (output buckets, as bullet's material-count buckets), beside a
+//! linear term of the same inputs (a piece-square table, as
 //! Stockfish's nets carry one), trained by `kibitz train` and quantised to
 //! integers as bullet does.
 //!
@@ -11,7 +13,7 @@
 //!
 //! Integers: the first layer's weights and biases are `i16` scaled by
 //! [`QA`], the output weights `i16` scaled by [`QB`], the output bias `i32`
-//! scaled by `QA * QB`. The evaluation, side to move's view, in
+//! scaled by `QA * QB`, one set per output bucket. The evaluation, side to move's view, in
 //! centipawns, is
 //!
 //! ```text
@@ -29,11 +31,13 @@
 //!
 //! ```text
 //! magic "KIBITZNN" | version u32 | inputs u32 | hidden u32 | activation u32
-//! | QA i32 | QB i32 | SCALE i32 | description length u32 | description
-//! | first-layer weights i16[768 * hidden] (row by input) | biases i16[hidden]
-//! | output weights i16[2 * hidden] | output bias i32 | linear term i32[768]
-//! | SHA-256 of all before
+//! | QA i32 | QB i32 | SCALE i32 | description length u32 | buckets u32
+//! | description | first-layer weights i16[768 * hidden] (row by input)
+//! | biases i16[hidden] | output weights i16[buckets * 2 * hidden]
+//! | output biases i32[buckets] | linear term i32[768] | SHA-256 of all before
 //! ```
+//!
+//! Version 1 files (no `buckets` field, one output layer) still read.
 
 use std::{path::Path, sync::Arc};
 
@@ -50,8 +54,10 @@ use crate::{
 
 /// The file's first eight bytes.
 pub const MAGIC: &[u8; 8] = b"KIBITZNN";
-/// The format version this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The format version this build writes (it reads 1 too).
+pub const FORMAT_VERSION: u32 = 2;
+/// The most output buckets a net has.
+pub const MAX_BUCKETS: usize = 8;
 /// Inputs per side: 2 colours x 6 roles x 64 squares.
 pub const INPUTS: usize = 768;
 /// The first layer's scale.
@@ -66,7 +72,10 @@ pub const HIDDEN_STEP: usize = 16;
 pub const MAX_HIDDEN: usize = 2048;
 /// The longest description a file may carry.
 pub const MAX_DESCRIPTION: usize = 4096;
-const HEADER: usize = 8 + 4 * 8;
+/// The header's size in a version's files.
+const fn header(version: u32) -> usize {
+    if version == 1 { 8 + 4 * 8 } else { 8 + 4 * 9 }
+}
 const TRAILER: usize = 32;
 
 /// The hidden layer's activation.
@@ -117,19 +126,29 @@ pub fn feature(side: Color, sq: Square, pc: Piece) -> usize {
     theirs * 384 + pc.role().to_usize() * 64 + sq
 }
 
+/// The output bucket of a position with `pieces` pieces (kings
+/// included) in a net of `buckets` buckets: as many piece counts in each,
+/// from 2 pieces up (bullet's material-count buckets).
+#[inline]
+pub fn output_bucket(pieces: usize, buckets: usize) -> usize {
+    (pieces.saturating_sub(2) / 32usize.div_ceil(buckets)).min(buckets - 1)
+}
+
 /// A kibitz net, read and checked.
 #[derive(Clone, Debug)]
 pub struct SmallNet {
     hidden: usize,
     activation: Activation,
+    buckets: usize,
     /// The first layer's weights, `hidden` per input, input by input.
     pub ft_weights: Vec<i16>,
     /// The first layer's biases.
     pub ft_biases: Vec<i16>,
-    /// The output weights: the side to move's `hidden`, then the other's.
+    /// The output weights, bucket by bucket: the side to move's `hidden`,
+    /// then the other's.
     pub out_weights: Vec<i16>,
-    /// The output bias, scaled by `QA * QB`.
-    pub out_bias: i32,
+    /// The output biases, one a bucket, scaled by `QA * QB`.
+    pub out_biases: Vec<i32>,
     /// The linear term: one weight per input, scaled by `QA * QB`.
     pub psqt: Vec<i32>,
     description: String,
@@ -141,29 +160,34 @@ impl SmallNet {
     ///
     /// # Panics
     ///
-    /// If the slices' lengths do not fit `hidden` or `hidden` is not a
-    /// multiple of [`HIDDEN_STEP`] up to [`MAX_HIDDEN`] (a programming error).
+    /// If the slices' lengths do not fit `hidden` and the biases' bucket
+    /// count, `hidden` is not a multiple of [`HIDDEN_STEP`] up to
+    /// [`MAX_HIDDEN`] or the buckets not 1 to [`MAX_BUCKETS`] (a programming
+    /// error).
     pub fn new(
         activation: Activation,
         ft_weights: Vec<i16>,
         ft_biases: Vec<i16>,
         out_weights: Vec<i16>,
-        out_bias: i32,
+        out_biases: Vec<i32>,
         psqt: Vec<i32>,
         description: &str,
     ) -> SmallNet {
         let hidden = ft_biases.len();
+        let buckets = out_biases.len();
         assert!(hidden > 0 && hidden.is_multiple_of(HIDDEN_STEP) && hidden <= MAX_HIDDEN);
+        assert!((1..=MAX_BUCKETS).contains(&buckets));
         assert_eq!(ft_weights.len(), INPUTS * hidden);
-        assert_eq!(out_weights.len(), 2 * hidden);
+        assert_eq!(out_weights.len(), buckets * 2 * hidden);
         assert_eq!(psqt.len(), INPUTS);
         let mut net = SmallNet {
             hidden,
             activation,
+            buckets,
             ft_weights,
             ft_biases,
             out_weights,
-            out_bias,
+            out_biases,
             psqt,
             description: description.chars().take(MAX_DESCRIPTION / 4).collect(),
             info: NetInfo { name: String::new(), sha256: String::new() },
@@ -187,7 +211,42 @@ impl SmallNet {
         let ft_biases = (0..hidden).map(|_| next(60)).collect();
         let out_weights = (0..2 * hidden).map(|_| next(100)).collect();
         let psqt = (0..INPUTS).map(|_| i32::from(next(3000))).collect();
-        SmallNet::new(activation, ft_weights, ft_biases, out_weights, 1234, psqt, "synthetic net")
+        SmallNet::new(
+            activation,
+            ft_weights,
+            ft_biases,
+            out_weights,
+            vec![1234],
+            psqt,
+            "synthetic net",
+        )
+    }
+
+    /// As [`SmallNet::synthetic`], with `buckets` output buckets.
+    pub fn synthetic_bucketed(
+        hidden: usize,
+        activation: Activation,
+        buckets: usize,
+        seed: u64,
+    ) -> SmallNet {
+        let one = SmallNet::synthetic(hidden, activation, seed);
+        let mut out_weights = Vec::with_capacity(buckets * 2 * hidden);
+        for b in 0..buckets {
+            // Each bucket its own weights: the first's, rotated.
+            let mut w = one.out_weights.clone();
+            w.rotate_left(b * 3 % (2 * hidden));
+            out_weights.extend(w);
+        }
+        let out_biases = (0..buckets as i32).map(|b| 1234 - 700 * b).collect();
+        SmallNet::new(
+            activation,
+            one.ft_weights,
+            one.ft_biases,
+            out_weights,
+            out_biases,
+            one.psqt,
+            "synthetic net",
+        )
     }
 
     /// The hidden layer's width per side.
@@ -210,9 +269,20 @@ impl SmallNet {
         &self.info
     }
 
-    /// The architecture in words: `768->128x2->1 SCReLU`.
+    /// The output buckets.
+    pub fn buckets(&self) -> usize {
+        self.buckets
+    }
+
+    /// The architecture in words: `768->128x2->1 SCReLU`, with
+    /// `, 8 output buckets` when there are several.
     pub fn architecture(&self) -> String {
-        format!("{INPUTS}->{}x2->1 {}", self.hidden, self.activation.name())
+        let buckets = if self.buckets > 1 {
+            format!(", {} output buckets", self.buckets)
+        } else {
+            String::new()
+        };
+        format!("{INPUTS}->{}x2->1 {}{buckets}", self.hidden, self.activation.name())
     }
 
     /// Whether `bytes` start as a kibitz net does.
@@ -246,18 +316,27 @@ impl SmallNet {
         if !SmallNet::is_kibitz_net(bytes) {
             return Err(invalid("not a kibitz net (no KIBITZNN magic)".into()));
         }
-        if bytes.len() < HEADER {
-            return Err(invalid(format!(
-                "the kibitz net is cut short inside its header: {} bytes",
-                bytes.len()
-            )));
+        let short = || {
+            invalid(format!("the kibitz net is cut short inside its header: {} bytes", bytes.len()))
+        };
+        if bytes.len() < 12 {
+            return Err(short());
         }
         let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
         let version = u32_at(8);
-        if version != FORMAT_VERSION {
+        if version != 1 && version != FORMAT_VERSION {
             return Err(invalid(format!(
-                "kibitz net format version {version}; this build reads version {FORMAT_VERSION}"
+                "kibitz net format version {version}; this build reads versions 1 and \
+                 {FORMAT_VERSION}"
             )));
+        }
+        let header = header(version);
+        if bytes.len() < header {
+            return Err(short());
+        }
+        let buckets = if version == 1 { 1 } else { u32_at(40) as usize };
+        if !(1..=MAX_BUCKETS).contains(&buckets) {
+            return Err(invalid(format!("{buckets} output buckets: 1 to {MAX_BUCKETS}")));
         }
         let inputs = u32_at(12) as usize;
         let hidden = u32_at(16) as usize;
@@ -283,21 +362,22 @@ impl SmallNet {
                 "a description of {length} bytes (at most {MAX_DESCRIPTION})"
             )));
         }
-        let expected = file_size(hidden, length);
+        let expected = file_size(version, hidden, buckets, length);
         if bytes.len() != expected {
             let (size, how) =
                 (bytes.len(), if bytes.len() < expected { "cut short" } else { "too long" });
             return Err(invalid(format!(
-                "the kibitz net is {how}: {size} bytes, a {INPUTS}->{hidden}x2->1 net with this \
-                 description has {expected}"
+                "the kibitz net is {how}: {size} bytes, a {INPUTS}->{hidden}x2->1 net of \
+                 {buckets} output bucket{} with this description has {expected}",
+                if buckets == 1 { "" } else { "s" }
             )));
         }
         let body = &bytes[..expected - TRAILER];
         if Sha256::digest(body)[..] != bytes[expected - TRAILER..] {
             return Err(invalid("checksum mismatch: the file was changed or damaged".into()));
         }
-        let description = String::from_utf8_lossy(&bytes[HEADER..HEADER + length]).into_owned();
-        let mut at = HEADER + length;
+        let description = String::from_utf8_lossy(&bytes[header..header + length]).into_owned();
+        let mut at = header + length;
         let mut i16s = |n: usize| -> Vec<i16> {
             let v = bytes[at..at + 2 * n]
                 .chunks_exact(2)
@@ -308,22 +388,24 @@ impl SmallNet {
         };
         let ft_weights = i16s(INPUTS * hidden);
         let ft_biases = i16s(hidden);
-        let out_weights = i16s(2 * hidden);
+        let out_weights = i16s(buckets * 2 * hidden);
         if let Some(w) = out_weights.iter().find(|w| !(-128..=127).contains(*w)) {
             return Err(invalid(format!(
                 "an output weight of {w}: this format keeps them within -128..=127"
             )));
         }
         let i32_at = |at: usize| i32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
-        let out_bias = i32_at(at);
-        let psqt = (0..INPUTS).map(|k| i32_at(at + 4 + 4 * k)).collect();
+        let out_biases = (0..buckets).map(|k| i32_at(at + 4 * k)).collect();
+        let at = at + 4 * buckets;
+        let psqt = (0..INPUTS).map(|k| i32_at(at + 4 * k)).collect();
         Ok(SmallNet {
             hidden,
             activation,
+            buckets,
             ft_weights,
             ft_biases,
             out_weights,
-            out_bias,
+            out_biases,
             psqt,
             description,
             info: NetInfo { name, sha256: sha256_hex(bytes) },
@@ -332,7 +414,8 @@ impl SmallNet {
 
     /// The file's bytes: what [`SmallNet::from_bytes`] reads back.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(file_size(self.hidden, self.description.len()));
+        let size = file_size(FORMAT_VERSION, self.hidden, self.buckets, self.description.len());
+        let mut out = Vec::with_capacity(size);
         out.extend_from_slice(MAGIC);
         for v in [
             FORMAT_VERSION,
@@ -343,6 +426,7 @@ impl SmallNet {
             QB as u32,
             SCALE as u32,
             self.description.len() as u32,
+            self.buckets as u32,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }
@@ -350,8 +434,7 @@ impl SmallNet {
         for v in self.ft_weights.iter().chain(&self.ft_biases).chain(&self.out_weights) {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        out.extend_from_slice(&self.out_bias.to_le_bytes());
-        for v in &self.psqt {
+        for v in self.out_biases.iter().chain(&self.psqt) {
             out.extend_from_slice(&v.to_le_bytes());
         }
         let digest = Sha256::digest(&out);
@@ -381,17 +464,20 @@ impl SmallNet {
     }
 
     /// The evaluation in centipawns from the accumulators of the side to
-    /// move (`us`) and of the other side (`them`), and the difference of
-    /// their sums of the linear term.
+    /// move (`us`) and of the other side (`them`), the difference of their
+    /// sums of the linear term, and the number of pieces on the board (which
+    /// output bucket).
     #[inline]
-    pub fn output(&self, us: &[i16], them: &[i16], psqt: i32) -> i32 {
-        let (wu, wt) = self.out_weights.split_at(self.hidden);
+    pub fn output(&self, us: &[i16], them: &[i16], psqt: i32, pieces: usize) -> i32 {
+        let b = output_bucket(pieces, self.buckets);
+        let h = self.hidden;
+        let (wu, wt) = self.out_weights[2 * h * b..2 * h * (b + 1)].split_at(h);
         let sum = match self.activation {
             Activation::SCReLU => screlu_dot(us, wu).wrapping_add(screlu_dot(them, wt)) / QA,
             Activation::CReLU => crelu_dot(us, wu).wrapping_add(crelu_dot(them, wt)),
         };
         // i64: the bias and the scale could overflow 32 bits together.
-        let sum = i64::from(sum) + i64::from(psqt) + i64::from(self.out_bias);
+        let sum = i64::from(sum) + i64::from(psqt) + i64::from(self.out_biases[b]);
         (sum * i64::from(SCALE) / i64::from(QA * QB)) as i32
     }
 
@@ -402,15 +488,21 @@ impl SmallNet {
         let mut b = vec![0i16; self.hidden];
         let pw = self.refresh(pos, Color::White, &mut w);
         let pb = self.refresh(pos, Color::Black, &mut b);
+        let pieces = pos.occupied().count() as usize;
         match pos.side_to_move() {
-            Color::White => self.output(&w, &b, pw.wrapping_sub(pb)),
-            Color::Black => self.output(&b, &w, pb.wrapping_sub(pw)),
+            Color::White => self.output(&w, &b, pw.wrapping_sub(pb), pieces),
+            Color::Black => self.output(&b, &w, pb.wrapping_sub(pw), pieces),
         }
     }
 }
 
-fn file_size(hidden: usize, description: usize) -> usize {
-    HEADER + description + 2 * (INPUTS * hidden + hidden + 2 * hidden) + 4 + 4 * INPUTS + TRAILER
+fn file_size(version: u32, hidden: usize, buckets: usize, description: usize) -> usize {
+    header(version)
+        + description
+        + 2 * (INPUTS * hidden + hidden + buckets * 2 * hidden)
+        + 4 * buckets
+        + 4 * INPUTS
+        + TRAILER
 }
 
 fn sha256_hex(bytes: &[u8]) -> String {
@@ -601,9 +693,10 @@ impl SmallEval {
         let n = self.net.hidden;
         let (w, b) = self.values[2 * n * top..2 * n * (top + 1)].split_at(n);
         let [pw, pb] = self.psqt[top];
+        let pieces = pos.occupied().count() as usize;
         match pos.side_to_move() {
-            Color::White => self.net.output(w, b, pw.wrapping_sub(pb)),
-            Color::Black => self.net.output(b, w, pb.wrapping_sub(pw)),
+            Color::White => self.net.output(w, b, pw.wrapping_sub(pb), pieces),
+            Color::Black => self.net.output(b, w, pb.wrapping_sub(pw), pieces),
         }
     }
 
@@ -744,6 +837,46 @@ mod tests {
         }
     }
 
+    /// Output buckets: 4 piece counts each from 2 pieces up with 8; a
+    /// bucketed net round-trips and evaluates each bucket with its own
+    /// layer; a version-1 file (one layer, no bucket field) still reads.
+    #[test]
+    fn output_buckets_and_version_one_files() {
+        assert_eq!(output_bucket(2, 8), 0);
+        assert_eq!(output_bucket(5, 8), 0);
+        assert_eq!(output_bucket(6, 8), 1);
+        assert_eq!(output_bucket(32, 8), 7);
+        assert_eq!(output_bucket(32, 1), 0);
+        assert_eq!(output_bucket(0, 8), 0);
+        let net = SmallNet::synthetic_bucketed(32, Activation::SCReLU, 8, 4);
+        let bytes = net.to_bytes();
+        let back = SmallNet::from_bytes(&bytes, "b.nnue", "b".into()).unwrap();
+        assert_eq!(back.to_bytes(), bytes);
+        assert_eq!(back.architecture(), "768->32x2->1 SCReLU, 8 output buckets");
+        let full = Position::startpos();
+        let bare = Position::from_fen("4k3/8/8/8/8/8/8/4K2R w K - 0 1").unwrap();
+        let one = SmallNet::synthetic(32, Activation::SCReLU, 4);
+        // The last bucket's layer is the first's rotated: a full board
+        // evaluates otherwise than one layer does; three pieces use the
+        // first bucket, the one-layer net's own weights.
+        assert_ne!(net.evaluate(&full), one.evaluate(&full));
+        assert_eq!(net.evaluate(&bare), one.evaluate(&bare));
+        // Version 1: the header without the bucket count.
+        let one_bytes = one.to_bytes();
+        let mut v1 = one_bytes[..8 + 4 * 8].to_vec();
+        v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+        v1.extend_from_slice(&one_bytes[8 + 4 * 9..one_bytes.len() - TRAILER]);
+        let digest = Sha256::digest(&v1);
+        v1.extend_from_slice(&digest);
+        let old = SmallNet::from_bytes(&v1, "v1.nnue", "v1".into()).unwrap();
+        assert_eq!(old.buckets(), 1);
+        assert_eq!(old.evaluate(&full), one.evaluate(&full));
+        let mut bad = bytes.clone();
+        bad[40] = 9;
+        let err = SmallNet::from_bytes(&bad, "b.nnue", "b".into()).unwrap_err().to_string();
+        assert!(err.contains("9 output buckets"), "{err}");
+    }
+
     #[test]
     fn bytes_round_trip_and_every_fault_is_named() {
         let net = SmallNet::synthetic(32, Activation::SCReLU, 3);
@@ -758,7 +891,7 @@ mod tests {
         longer.push(0);
         assert!(err(&longer).contains("is too long"));
         let mut flipped = bytes.clone();
-        flipped[HEADER + 100] ^= 1;
+        flipped[header(FORMAT_VERSION) + 100] ^= 1;
         assert!(err(&flipped).contains("checksum"), "{}", err(&flipped));
         let mut version = bytes.clone();
         version[8] = 9;

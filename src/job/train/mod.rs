@@ -42,7 +42,7 @@ use sha2::{Digest, Sha256};
 use crate::{nnue::small::Activation, record::reader::RecordError};
 
 use data::{Cursor, Entry, IngestCounts, Stream};
-use model::{AdamW, Model};
+use model::{AdamW, Model, adamw_update};
 
 /// Why a training run failed.
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,9 @@ pub struct TrainSettings {
     pub hidden: usize,
     /// SCReLU (true) or CReLU.
     pub screlu: bool,
+    /// Output buckets, by the number of pieces (1 to 8).
+    #[serde(default = "one_bucket")]
+    pub output_buckets: usize,
     /// Superbatches to train.
     pub superbatches: u32,
     /// Batches per superbatch.
@@ -107,6 +110,10 @@ pub struct TrainSettings {
     pub buckets: usize,
 }
 
+fn one_bucket() -> usize {
+    1
+}
+
 impl TrainSettings {
     /// The activation.
     pub fn activation(&self) -> Activation {
@@ -120,6 +127,13 @@ impl TrainSettings {
             || self.hidden > 1024
         {
             return bad(format!("--hidden {}: a multiple of 16 up to 1024", self.hidden));
+        }
+        if !(1..=crate::nnue::small::MAX_BUCKETS).contains(&self.output_buckets) {
+            return bad(format!(
+                "--output-buckets {}: 1 to {}",
+                self.output_buckets,
+                crate::nnue::small::MAX_BUCKETS
+            ));
         }
         if self.batch_size == 0 || self.batches == 0 || self.superbatches == 0 {
             return bad("batch size, batches and superbatches must be at least 1".into());
@@ -281,7 +295,7 @@ impl Checkpoint {
             .get(16..16 + len)
             .and_then(|j| serde_json::from_slice(j).ok())
             .ok_or_else(|| bad("unreadable settings"))?;
-        let n = Model::size(meta.settings.hidden);
+        let n = Model::size(meta.settings.hidden, meta.settings.output_buckets);
         let floats = &body[16 + len..];
         if floats.len() != 12 * n {
             return Err(bad("the parameters do not fit the width"));
@@ -295,6 +309,7 @@ impl Checkpoint {
         let model = Model {
             hidden: meta.settings.hidden,
             activation: meta.settings.activation(),
+            buckets: meta.settings.output_buckets,
             params: read(0),
         };
         let adam = AdamW { m: read(1), v: read(2), t: meta.adam_steps };
@@ -431,7 +446,7 @@ impl Train {
         let (mut model, mut adam, mut done, cursor, mut history) = match checkpoint {
             Some(c) => (c.model, c.adam, c.done, c.cursor, c.history),
             None => {
-                let model = Model::new(s.hidden, s.activation(), s.seed);
+                let model = Model::new(s.hidden, s.activation(), s.output_buckets, s.seed);
                 let n = model.params.len();
                 (model, AdamW::new(n), 0, Cursor::default(), Vec::new())
             }
@@ -456,24 +471,9 @@ impl Train {
                     .fill(&mut batch, s.batch_size)
                     .map_err(|e| TrainError::Io { path: cache.clone(), source: e })?;
                 loss_sum += batch_gradient(&model, &batch, s.wdl, &mut grads);
-                let (first, rest) = grads.split_first_mut().expect("a thread");
-                for g in rest.iter() {
-                    for (a, b) in first.iter_mut().zip(g) {
-                        *a += b;
-                    }
-                }
-                let scale = 1.0 / batch.len() as f32;
-                for a in first.iter_mut() {
-                    *a *= scale;
-                }
                 let t = u64::from(done) * u64::from(s.batches) + u64::from(b);
-                adam.step(
-                    &mut model.params,
-                    first,
-                    s.learning_rate(t, total_batches),
-                    s.weight_decay,
-                );
-                model.clip();
+                let lr = s.learning_rate(t, total_batches);
+                update(&mut model, &mut adam, &mut grads, batch.len(), lr, s.weight_decay);
                 let seen = (u64::from(b) + 1) * s.batch_size as u64;
                 let rate = seen as f64 / sb_start.elapsed().as_secs_f64().max(1e-9);
                 sink.batch(done + 1, b + 1, rate, loss_sum / seen as f64);
@@ -525,9 +525,14 @@ impl Train {
 /// The description a trained net carries.
 fn description(s: &TrainSettings, done: u32, counts: &IngestCounts) -> String {
     format!(
-        "kibitz train {}: {} superbatches of {} x {} positions from {} training positions \
+        "kibitz train {}: {}{} superbatches of {} x {} positions from {} training positions \
          ({} games), wdl {}, lr {} -> {}, seed {}, {} thread{}",
         env!("CARGO_PKG_VERSION"),
+        if s.output_buckets > 1 {
+            format!("{} output buckets, ", s.output_buckets)
+        } else {
+            String::new()
+        },
         done,
         s.batches,
         s.batch_size,
@@ -540,6 +545,57 @@ fn description(s: &TrainSettings, done: u32, counts: &IngestCounts) -> String {
         s.threads,
         if s.threads == 1 { "" } else { "s" }
     )
+}
+
+/// One optimiser step from the threads' gradients: the parameters are cut
+/// in one contiguous part per thread, and each thread sums the gradients of
+/// its part (in thread order), averages them over the batch's `entries`,
+/// and steps AdamW and clips there. Every parameter sees the same
+/// arithmetic in the same order whatever the thread count, so the net's
+/// bytes depend on the seed and the threads that cut the batch only.
+fn update(
+    model: &mut Model,
+    adam: &mut AdamW,
+    grads: &mut [Vec<f32>],
+    entries: usize,
+    lr: f32,
+    decay: f32,
+) {
+    let step = adam.count_step(lr);
+    let scale = 1.0 / entries as f32;
+    let (hidden, buckets) = (model.hidden, model.buckets);
+    let n = model.params.len();
+    // Parts of whole cache lines.
+    let per = n.div_ceil(grads.len()).next_multiple_of(16);
+    let (first, rest) = grads.split_first_mut().expect("a thread");
+    let rest: &[Vec<f32>] = rest;
+    let work = |k: usize, p: &mut [f32], g: &mut [f32], m: &mut [f32], v: &mut [f32]| {
+        let (at, len) = (k * per, g.len());
+        for other in rest {
+            for (a, b) in g.iter_mut().zip(&other[at..at + len]) {
+                *a += b;
+            }
+        }
+        for a in g.iter_mut() {
+            *a *= scale;
+        }
+        adamw_update(p, g, m, v, lr, decay, step);
+        Model::clip_part(hidden, buckets, at, p);
+    };
+    let mut parts = model
+        .params
+        .chunks_mut(per)
+        .zip(first.chunks_mut(per))
+        .zip(adam.m.chunks_mut(per))
+        .zip(adam.v.chunks_mut(per))
+        .enumerate();
+    let Some((_, (((p0, g0), m0), v0))) = parts.next() else { return };
+    std::thread::scope(|scope| {
+        for (k, (((p, g), m), v)) in parts {
+            scope.spawn(move || work(k, p, g, m, v));
+        }
+        work(0, p0, g0, m0, v0);
+    });
 }
 
 /// Each thread's gradient of its contiguous part of `batch`, in `grads`

@@ -2,8 +2,9 @@
 //! of the loss, AdamW, and the quantisation to a [`SmallNet`].
 //!
 //! The parameters live in one flat vector: the first layer's weights (768
-//! rows of `hidden`), its biases, the output weights (the side to move's
-//! `hidden`, then the other side's), the output bias and the linear term
+//! rows of `hidden`), its biases, the output weights of each output bucket
+//! (the side to move's `hidden`, then the other side's), the output biases
+//! (one a bucket) and the linear term
 //! (one weight per input: the side to move's inputs add theirs, the other
 //! side's subtract theirs). The output `o` is
 //! in units of [`SCALE`] centipawns; the prediction is `sigmoid(o)`, the
@@ -13,7 +14,7 @@
 //! The first layer is sparse: a position touches only the rows of its
 //! pieces (about 30 per side), forward and backward.
 
-use crate::nnue::small::{Activation, INPUTS, QA, QB, SCALE, SmallNet};
+use crate::nnue::small::{Activation, INPUTS, QA, QB, SCALE, SmallNet, output_bucket};
 
 use super::data::{Entry, MAX_PIECES, Rng};
 
@@ -33,15 +34,17 @@ pub struct Model {
     pub hidden: usize,
     /// The activation.
     pub activation: Activation,
+    /// Output buckets (by the number of pieces).
+    pub buckets: usize,
     /// Every parameter (see the module's documentation).
     pub params: Vec<f32>,
 }
 
 impl Model {
     /// A net with weights drawn from `seed`: uniform in `±1/sqrt(fan in)`.
-    pub fn new(hidden: usize, activation: Activation, seed: u64) -> Model {
+    pub fn new(hidden: usize, activation: Activation, buckets: usize, seed: u64) -> Model {
         let mut rng = Rng::derive(seed, &[5]);
-        let n = Model::size(hidden);
+        let n = Model::size(hidden, buckets);
         let mut params = vec![0f32; n];
         let ft = 1.0 / (32f32).sqrt();
         let out = 1.0 / (2.0 * hidden as f32).sqrt();
@@ -50,7 +53,7 @@ impl Model {
                 ft
             } else if i < (INPUTS + 1) * hidden {
                 0.0
-            } else if i < (INPUTS + 3) * hidden {
+            } else if i < (INPUTS + 1 + 2 * buckets) * hidden {
                 out
             } else {
                 0.0
@@ -61,17 +64,18 @@ impl Model {
         // 400 centipawns), half on the own side's input and half, negated,
         // on the other's: a piece counts its value for its side.
         const VALUES: [f32; 6] = [0.25, 0.75, 0.8, 1.25, 2.4, 0.0];
-        let at = (INPUTS + 3) * hidden + 1;
+        let at = (INPUTS + 1 + 2 * buckets) * hidden + buckets;
         for (f, p) in params[at..].iter_mut().enumerate() {
             let (theirs, role) = (f / 384, (f % 384) / 64);
             *p = if theirs == 0 { VALUES[role] / 2.0 } else { -VALUES[role] / 2.0 };
         }
-        Model { hidden, activation, params }
+        Model { hidden, activation, buckets, params }
     }
 
-    /// The number of parameters of a net of this width.
-    pub fn size(hidden: usize) -> usize {
-        (INPUTS + 3) * hidden + 1 + INPUTS
+    /// The number of parameters of a net of this width and these output
+    /// buckets.
+    pub fn size(hidden: usize, buckets: usize) -> usize {
+        (INPUTS + 1 + 2 * buckets) * hidden + buckets + INPUTS
     }
 
     fn ft_bias_at(&self) -> usize {
@@ -83,11 +87,11 @@ impl Model {
     }
 
     fn out_bias_at(&self) -> usize {
-        (INPUTS + 3) * self.hidden
+        (INPUTS + 1 + 2 * self.buckets) * self.hidden
     }
 
     fn psqt_at(&self) -> usize {
-        (INPUTS + 3) * self.hidden + 1
+        self.out_bias_at() + self.buckets
     }
 
     /// The loss of `entries` (mean), without gradients.
@@ -116,8 +120,10 @@ impl Model {
             add(us, &self.params[a * h..(a + 1) * h]);
             add(them, &self.params[b * h..(b + 1) * h]);
         }
-        let w = &self.params[self.out_at()..self.out_at() + 2 * h];
-        let mut o = self.params[self.out_bias_at()];
+        s.bucket = output_bucket(s.pieces, self.buckets);
+        let out_at = self.out_at() + 2 * h * s.bucket;
+        let w = &self.params[out_at..out_at + 2 * h];
+        let mut o = self.params[self.out_bias_at() + s.bucket];
         let psqt = &self.params[self.psqt_at()..];
         for k in 0..s.pieces {
             o += psqt[usize::from(s.stm[k])] - psqt[usize::from(s.nstm[k])];
@@ -147,13 +153,13 @@ impl Model {
         let (o, loss) = self.forward(e, lambda, s);
         let p = sigmoid(o);
         let g = 2.0 * (p - target(e, lambda)) * p * (1.0 - p);
-        grad[self.out_bias_at()] += g;
+        grad[self.out_bias_at() + s.bucket] += g;
         let pa = self.psqt_at();
         for k in 0..s.pieces {
             grad[pa + usize::from(s.stm[k])] += g;
             grad[pa + usize::from(s.nstm[k])] -= g;
         }
-        let out_at = self.out_at();
+        let out_at = self.out_at() + 2 * h * s.bucket;
         let w = &self.params[out_at..out_at + 2 * h];
         {
             let gw = &mut grad[out_at..out_at + 2 * h];
@@ -201,17 +207,30 @@ impl Model {
 
     /// Clips the weights to what the integers can hold.
     pub fn clip(&mut self) {
-        let at = self.out_at();
-        let (ft, out) = self.params.split_at_mut(at);
-        for p in ft {
-            *p = p.clamp(-FT_CLIP, FT_CLIP);
-        }
-        let n = 2 * self.hidden;
-        for p in &mut out[..n] {
-            *p = p.clamp(-OUT_CLIP, OUT_CLIP);
-        }
-        for p in &mut out[n + 1..] {
-            *p = p.clamp(-PSQT_CLIP, PSQT_CLIP);
+        let (hidden, buckets) = (self.hidden, self.buckets);
+        Model::clip_part(hidden, buckets, 0, &mut self.params);
+    }
+
+    /// Clips `part`, the parameters of a net `hidden` wide with `buckets`
+    /// output buckets from index `at` on, to what the integers can hold
+    /// (first layer, output weights and linear term each to its own limit;
+    /// the output biases are not clipped).
+    pub fn clip_part(hidden: usize, buckets: usize, at: usize, part: &mut [f32]) {
+        let out_at = (INPUTS + 1) * hidden;
+        let bias_at = (INPUTS + 1 + 2 * buckets) * hidden;
+        let regions = [
+            (0, out_at, FT_CLIP),
+            (out_at, bias_at, OUT_CLIP),
+            (bias_at + buckets, usize::MAX, PSQT_CLIP),
+        ];
+        let end = at + part.len();
+        for (from, to, limit) in regions {
+            let (from, to) = (from.max(at), to.min(end));
+            if from < to {
+                for p in &mut part[from - at..to - at] {
+                    *p = p.clamp(-limit, limit);
+                }
+            }
         }
     }
 
@@ -227,14 +246,15 @@ impl Model {
         let out_weights =
             self.params[self.out_at()..self.out_bias_at()].iter().map(|&v| q(v, QB, 127)).collect();
         let wide = |v: f32| (v * (QA * QB) as f32).round() as i32;
-        let out_bias = wide(self.params[self.out_bias_at()]);
+        let out_biases =
+            self.params[self.out_bias_at()..self.psqt_at()].iter().map(|&v| wide(v)).collect();
         let psqt = self.params[self.psqt_at()..].iter().map(|&v| wide(v)).collect();
         SmallNet::new(
             self.activation,
             ft_weights,
             ft_biases,
             out_weights,
-            out_bias,
+            out_biases,
             psqt,
             description,
         )
@@ -253,6 +273,7 @@ struct Scratch {
     stm: [u16; MAX_PIECES],
     nstm: [u16; MAX_PIECES],
     pieces: usize,
+    bucket: usize,
     acc: Vec<f32>,
     dacc: Vec<f32>,
 }
@@ -263,6 +284,7 @@ impl Scratch {
             stm: [0; MAX_PIECES],
             nstm: [0; MAX_PIECES],
             pieces: 0,
+            bucket: 0,
             acc: vec![0.0; 2 * hidden],
             dacc: vec![0.0; 2 * hidden],
         }
@@ -317,15 +339,36 @@ impl AdamW {
     /// One step over `params` with the gradient `grad` (already averaged),
     /// learning rate `lr` and decoupled weight decay `decay`.
     pub fn step(&mut self, params: &mut [f32], grad: &[f32], lr: f32, decay: f32) {
+        let step = self.count_step(lr);
+        adamw_update(params, grad, &mut self.m, &mut self.v, lr, decay, step);
+    }
+
+    /// Counts a step and gives its step size for the learning rate `lr`
+    /// (with the moments' bias corrections), for [`adamw_update`] over the
+    /// moments' parts.
+    pub fn count_step(&mut self, lr: f32) -> f32 {
         self.t += 1;
         let c1 = 1.0 - BETA1.powi(self.t.min(100_000) as i32);
         let c2 = 1.0 - BETA2.powi(self.t.min(100_000) as i32);
-        let step = lr * c2.sqrt() / c1;
-        for (((p, &g), m), v) in params.iter_mut().zip(grad).zip(&mut self.m).zip(&mut self.v) {
-            *m = BETA1 * *m + (1.0 - BETA1) * g;
-            *v = BETA2 * *v + (1.0 - BETA2) * g * g;
-            *p -= lr * decay * *p + step * *m / (v.sqrt() + EPSILON);
-        }
+        lr * c2.sqrt() / c1
+    }
+}
+
+/// AdamW's update of `params` (a part of the net) from its gradient and
+/// its moments' parts, with the step size [`AdamW::count_step`] gave.
+pub fn adamw_update(
+    params: &mut [f32],
+    grad: &[f32],
+    m: &mut [f32],
+    v: &mut [f32],
+    lr: f32,
+    decay: f32,
+    step: f32,
+) {
+    for (((p, &g), m), v) in params.iter_mut().zip(grad).zip(m).zip(v) {
+        *m = BETA1 * *m + (1.0 - BETA1) * g;
+        *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+        *p -= lr * decay * *p + step * *m / (v.sqrt() + EPSILON);
     }
 }
 
@@ -352,7 +395,7 @@ mod tests {
     #[test]
     fn gradient_matches_finite_differences() {
         for activation in [Activation::SCReLU, Activation::CReLU] {
-            let model = Model::new(16, activation, 7);
+            let model = Model::new(16, activation, 2, 7);
             let es = entries();
             let mut grad = vec![0f32; model.params.len()];
             model.gradient(&es, 0.3, &mut grad);
@@ -365,7 +408,9 @@ mod tests {
                 model.ft_bias_at() + 5,
                 model.out_at() + 2,
                 model.out_at() + 20,
+                model.out_at() + 2 * 16 + 5,
                 model.out_bias_at(),
+                model.out_bias_at() + 1,
                 model.psqt_at() + usize::from(f1[1]),
             ];
             for &i in &probe {
@@ -389,7 +434,7 @@ mod tests {
     #[test]
     fn quantised_net_evaluates_as_the_float_net() {
         for activation in [Activation::SCReLU, Activation::CReLU] {
-            let model = Model::new(32, activation, 11);
+            let model = Model::new(32, activation, 4, 11);
             let net = model.quantise("test");
             for (e, fen) in entries().iter().zip([
                 "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1",
