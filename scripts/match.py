@@ -12,12 +12,17 @@ depth instead (an A/B match of a change, same openings, both colours):
     python3 scripts/match.py --games 400 --kibitz-depth 7 --baseline /tmp/kibitz-before
     python3 scripts/match.py --games 400 --nodes 20000 --baseline /tmp/kibitz-before
 
-Two evaluations of one binary at equal time per move (the shipped net
-against the hand-written evaluation), two games at a time:
+Two evaluations of one binary at equal time per move, two games at a time:
+the built-in net (EvalFile's value `<built-in>`, or the file it is built
+from, data/kibitz-net.nnue) against the hand-written evaluation, and
+against Stockfish 15.1's net (exported to target/ as README says):
 
     python3 scripts/match.py --games 400 --movetime 40 --baseline target/release/kibitz \
-        --kibitz-option EvalFile=data/kibitz-768x128.nnue --baseline-option EvalFile=hand-written \
+        --kibitz-option EvalFile=data/kibitz-net.nnue --baseline-option EvalFile=hand-written \
         --concurrency 2
+    python3 scripts/match.py --games 400 --movetime 40 --baseline target/release/kibitz \
+        --kibitz-option EvalFile=data/kibitz-net.nnue \
+        --baseline-option EvalFile=target/nn-ad9b42354671.nnue --concurrency 2
 """
 import argparse
 import concurrent.futures

@@ -11,6 +11,7 @@ through python-chess's engine module: one thread, Hash 16, a fresh
     python3 scripts/search_quality.py speed    --positions 1000 --depths 8 10 --driver pipe
     python3 scripts/search_quality.py sources  --positions 100 --depths 7 8 9 10 11 12 --net NET
     python3 scripts/search_quality.py curve    --positions 400 --baseline OLD_KIBITZ --rounds 3
+    python3 scripts/search_quality.py nets     --positions 400 --net builtin --rounds 3
 
 suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
@@ -43,6 +44,15 @@ curve:     the agreement-per-node curve over every source (--positions a
            kibitz's own depth-D search too (an engine's own deep search
            favours it). Every search is cached per position by binary and
            net (target/quality/), so a rerun searches only what is new.
+nets:      two evaluations in the same kibitz binary, --net (e.g. `builtin`)
+           against --versus (default Stockfish 15.1's net), at
+           --kibitz-depths on every source: agreement with Stockfish
+           depth 16 per depth; then the two interleaved position by
+           position for speed (--rounds rounds, medians, seconds a position
+           at each depth); and --net's agreement at --versus's speeds at
+           depths 8 and 10 (linear in log time between --net's depths), as a
+           paired difference with a 95% interval, pooled, on the held-out
+           share and per source.
 speed:     positions per second of both engines at each depth, same
            positions, same run (the engines take turns position by
            position; --rounds rounds, medians), and the ratio. `--driver pipe` speaks UCI
@@ -280,11 +290,13 @@ class PipeEngine:
     per-line parsing beyond the last info line's node count. It measures the
     engines rather than the driver."""
 
-    def __init__(self, kind, binary=None, off=None):
+    def __init__(self, kind, binary=None, off=None, scale=None):
         cmd = [binary or KIBITZ, "uci"] if kind == "kibitz" else [STOCKFISH]
         env = dict(os.environ)
         if off is not None:
             env["KIBITZ_SEARCH_OFF"] = off
+        if scale:
+            env["KIBITZ_SEARCH_SCALE"] = str(scale)
         self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   bufsize=1, env=env)
         self.send("uci")
@@ -510,25 +522,26 @@ class Cached:
         os.replace(self.path + ".tmp", self.path)
 
 
-def engine_key(kind, binary, off=""):
+def engine_key(kind, binary, off="", scale=None):
     if kind == "stockfish":
         return "sf-" + file_sha(STOCKFISH)
     net = NET if NET in ("hand-written", "<built-in>") else "net-" + file_sha(NET)
     key = f"kibitz-{file_sha(binary)}-{net.replace('<', '').replace('>', '')}"
+    key += f"-scale-{scale}" if scale else ""
     return key + (f"-off-{off.replace(',', '+')}" if off else "")
 
 
-def run_cached(kind, binary, depth, fens, jobs, off=""):
+def run_cached(kind, binary, depth, fens, jobs, off="", scale=None):
     """(bestmove, nodes, score) of every fen at `depth`, from the cache or
     searched, `jobs` engine processes side by side (the searches are
     deterministic, so splitting them changes nothing but the time)."""
-    cache = Cached(f"{engine_key(kind, binary, off)}-d{depth}")
+    cache = Cached(f"{engine_key(kind, binary, off, scale)}-d{depth}")
     todo = cache.todo(fens)
     if todo:
         parts = [todo[i::jobs] for i in range(jobs)]
 
         def work(part):
-            e = PipeEngine(kind, binary, off)
+            e = PipeEngine(kind, binary, off, scale)
             out = {}
             for fen in part:
                 best, nodes, score = e.search_scored(fen, depth)
@@ -709,6 +722,145 @@ def cmd_curve(args):
         json.dump(report, open(args.json, "w"), indent=1)
 
 
+def use_net(net):
+    """Sets the evaluation kibitz's engines are started with (as --net)."""
+    global NET
+    if net == "builtin":
+        NET = "<built-in>"
+    elif net and net != "hand-written":
+        if not os.path.exists(net):
+            sys.exit(f"{net}: no such net (export Stockfish's: printf 'uci\\nexport_net "
+                     f"{net}\\nquit\\n' | {STOCKFISH}; or builtin|hand-written)")
+        NET = os.path.abspath(net)
+    else:
+        NET = "hand-written"
+    return NET
+
+
+def cmd_nets(args):
+    """Two evaluations of one kibitz binary held to each other at equal
+    positions per second: agreement with Stockfish depth 16 at each depth,
+    speeds from interleaved rounds, and the first's agreement at the
+    second's speeds at depths 8 and 10, paired."""
+    names = args.sources or list(SOURCES)
+    binary = os.path.abspath(KIBITZ)
+    evals = {"net": use_net(args.net), "versus": use_net(args.versus)}
+    scales = {"net": args.net_scale, "versus": None}
+    depths = args.kibitz_depths
+    data = {}
+    for name in names:
+        fens = sample_source(name, args.positions)
+        data[name] = (fens, source_reference(name, fens))
+    all_fens = [f for n in names for f in data[n][0]]
+    all_ref = [r for n in names for r in data[n][1]]
+    src_of = [n for n in names for _ in data[n][0]]
+    print(f"{args.positions} positions per source ({len(names)} sources); held out: a share of "
+          f"{args.held_out} by a seeded hash of the FEN (seed {args.split_seed}); reference: "
+          f"Stockfish 15.1 depth 16; kibitz {binary} with {evals['net']} against "
+          f"{evals['versus']}{f' (--net with search scale {args.net_scale})' if args.net_scale else ''}; one thread, Hash 16, ucinewgame before each position, raw UCI "
+          f"over pipes", flush=True)
+    results = {}
+    for label, net in evals.items():
+        use_net(net)
+        results[label] = {}
+        for d in depths:
+            res = run_cached("kibitz", binary, d, all_fens, args.jobs, scale=scales[label])
+            results[label][d] = [(b, n, s, int(b == r[0])) for (b, n, s), r in zip(res, all_ref)]
+        print(f"  {label}: searched", flush=True)
+    # Speeds: both evaluations, every depth, interleaved position by
+    # position (the order flips every position and round).
+    timed = {n: data[n][0][:args.speed_positions] for n in names}
+    engines = {}
+    for label, net in evals.items():
+        use_net(net)
+        engines[label] = PipeEngine("kibitz", binary, scale=scales[label])
+    runs = [(label, d) for label in evals for d in depths]
+    per_round = {(n, r): [] for n in names for r in runs}
+    for rnd in range(args.rounds):
+        secs = {(n, r): 0.0 for n in names for r in runs}
+        i = 0
+        for n in names:
+            for fen in timed[n]:
+                order = runs if (i + rnd) % 2 == 0 else list(reversed(runs))
+                i += 1
+                for label, d in order:
+                    t = time.perf_counter()
+                    engines[label].search_scored(fen, d)
+                    secs[(n, (label, d))] += time.perf_counter() - t
+        for key, v in secs.items():
+            per_round[key].append(v / len(timed[key[0]]))
+        print(f"  speed round {rnd + 1}: done", flush=True)
+    for e in engines.values():
+        e.quit()
+
+    def median(v):
+        v = sorted(v)
+        return v[len(v) // 2]
+
+    # Seconds a position: per source, and pooled (every source's positions
+    # weighted alike), each the median over rounds.
+    sec = {(n, r): median(per_round[(n, r)]) for n in names for r in runs}
+    pooled_rounds = {r: [sum(per_round[(n, r)][k] for n in names) / len(names)
+                         for k in range(args.rounds)] for r in runs}
+    sec_pooled = {r: median(v) for r, v in pooled_rounds.items()}
+    split = [held_out(f, args.held_out, args.split_seed) for f in all_fens]
+    groups = [("pooled", lambda i: True, None), ("tuning", lambda i: not split[i], None),
+              ("held-out", lambda i: split[i], None)]
+    groups += [(n, (lambda n: lambda i: src_of[i] == n)(n), n) for n in names]
+    report = {"evaluations": evals, "depths": depths, "rounds": args.rounds,
+              "speed_positions": args.speed_positions}
+    print(f"\nspeed: {args.speed_positions} positions a source, {args.rounds} interleaved rounds, "
+          f"medians (positions per second)")
+    for label in evals:
+        row = "  ".join(f"d{d} {1 / sec_pooled[(label, d)]:.1f}" for d in depths)
+        print(f"  {label:<7} {row}")
+    for gname, member, source in groups:
+        rows = [i for i in range(len(all_fens)) if member(i)]
+        if not rows:
+            continue
+        seconds = (lambda r: sec[(source, r)]) if source else (lambda r: sec_pooled[r])
+        line = {"positions": len(rows)}
+        print(f"\n{gname}: {len(rows)} positions")
+        for label in evals:
+            for d in depths:
+                r = results[label][d]
+                agree = sum(r[i][3] for i in rows) / len(rows)
+                nodes = sum(r[i][1] for i in rows) / len(rows)
+                line[f"{label}-d{d}"] = {"agree": agree, "nodes": nodes,
+                                         "per_second": 1 / seconds((label, d))}
+                print(f"  {label:<7} d{d:<3} {agree:>6.1%} agree {nodes:>9.0f} nodes "
+                      f"{1 / seconds((label, d)):>7.1f} pos/s")
+        curve = [(math.log(seconds(("net", d))), d) for d in depths]
+        for vd in (8, 10):
+            if vd not in depths:
+                continue
+            x = math.log(seconds(("versus", vd)))
+            got = None
+            for (x0, d0), (x1, d1) in zip(curve, curve[1:]):
+                if x0 <= x <= x1:
+                    w = 0 if x1 == x0 else (x - x0) / (x1 - x0)
+                    got = ([(1 - w) * results["net"][d0][i][3] + w * results["net"][d1][i][3]
+                            for i in rows], d0, d1, w)
+                    break
+            v_right = [results["versus"][vd][i][3] for i in rows]
+            v = sum(v_right) / len(rows)
+            if got is None:
+                print(f"  at versus d{vd}'s {1 / math.exp(x):.1f} pos/s: net outside its depths")
+                line[f"at-versus-d{vd}"] = None
+                continue
+            xs, d0, d1, w = got
+            mean, half = paired(xs, v_right)
+            k = sum(xs) / len(xs)
+            line[f"at-versus-d{vd}"] = {"net": k, "versus": v, "diff": mean, "half": half,
+                                        "per_second": 1 / math.exp(x), "between": [d0, d1, w]}
+            print(f"  at versus d{vd}'s {1 / math.exp(x):>6.1f} pos/s: net {k:.1%} (d{d0}-d{d1}, "
+                  f"w {w:.2f}) vs {v:.1%}: {mean * 100:+.1f} [{(mean - half) * 100:+.1f}, "
+                  f"{(mean + half) * 100:+.1f}] points")
+        report[gname] = line
+    if args.json:
+        json.dump(report, open(args.json, "w"), indent=1)
+
+
 def curve_speed(args, names, data, binary, results):
     """Seconds a position at each kibitz depth and each Stockfish depth, on
     the first --speed-positions of every source, one engine at a time, the
@@ -813,7 +965,7 @@ def cmd_suites(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["suites", "agreement", "speed", "sources", "curve"])
+    p.add_argument("command", choices=["suites", "agreement", "speed", "sources", "curve", "nets"])
     p.add_argument("--positions", type=int, default=1000)
     p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
     p.add_argument("--driver", choices=["python-chess", "pipe"], default="python-chess",
@@ -831,7 +983,11 @@ def main():
                         "the hand-written evaluation; default KIBITZ_NET, else Stockfish 15.1's "
                         "net exported to target/nn-ad9b42354671.nnue")
     p.add_argument("--kibitz-depths", type=int, nargs="+", default=[7, 8, 9, 10, 11, 12, 13],
-                   help="curve: kibitz's depths")
+                   help="curve, nets: kibitz's depths (nets: default 7-12)")
+    p.add_argument("--net-scale", type=int,
+                   help="nets: the search's margin scale for --net (KIBITZ_SEARCH_SCALE)")
+    p.add_argument("--versus", default=SF_NET,
+                   help="nets: the evaluation --net is held to (default Stockfish 15.1's net)")
     p.add_argument("--held-out", type=float, default=0.25,
                    help="curve: the share of every source held out of tuning, reported apart")
     p.add_argument("--split-seed", type=int, default=1, help="curve: the seed of the held-out split")
@@ -852,17 +1008,15 @@ def main():
         args.sf_depths = [8, 10, 12]
     if args.command == "curve" and args.rounds == 3 and "--rounds" not in sys.argv:
         args.rounds = 0
-    global NET, REFERENCE_JOBS
+    if args.command == "nets" and "--kibitz-depths" not in sys.argv:
+        args.kibitz_depths = [7, 8, 9, 10, 11, 12]
+    if args.command == "nets" and "--speed-positions" not in sys.argv:
+        args.speed_positions = 20
+    global REFERENCE_JOBS
     REFERENCE_JOBS = args.jobs
-    if args.net == "builtin":
-        NET = "<built-in>"
-    elif args.net and args.net != "hand-written":
-        if not os.path.exists(args.net):
-            sys.exit(f"{args.net}: no such net (export Stockfish's: printf 'uci\\nexport_net "
-                     f"{args.net}\\nquit\\n' | {STOCKFISH}; or --net hand-written|builtin)")
-        NET = os.path.abspath(args.net)
+    use_net(args.net)
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed,
-     "sources": cmd_sources, "curve": cmd_curve}[args.command](args)
+     "sources": cmd_sources, "curve": cmd_curve, "nets": cmd_nets}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -104,10 +104,15 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
             (true, 2) => "double Fischer random starts".to_string(),
             _ => "the standard start".to_string(),
         };
+        // A run bounded by positions alone records no game count.
+        let games = if p.games == u64::MAX {
+            "games until the positions asked for".to_string()
+        } else {
+            count(p.games, "game")
+        };
         writeln!(
             out,
-            "selfplay  {} from {starts}, {}",
-            count(p.games, "game"),
+            "selfplay  {games} from {starts}, {}",
             count(u64::from(p.random_plies), "random ply")
         )?;
         if p.random_multipv > 0 {
