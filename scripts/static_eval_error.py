@@ -2,7 +2,9 @@
 """How well static evaluations predict search labels: for every labelled
 position of a .kbz (mates left out), the mean squared difference in win
 probability, sigmoid(cp / 400), between the evaluation and the label, and
-their correlation; the hand-written evaluation first, then each net.
+their correlation; the hand-written evaluation first, then each net
+(kibitz's own or Stockfish 15.1's: the teacher's static evaluation is the
+floor a net distilled from its searches is measured against).
 
     kibitz annotate ../shared/data/pgn/lichess/lichess-org_database_2016-05.pgn.zst \\
         -o li.kbz --net target/nn-ad9b42354671.nnue --nodes 5000
@@ -48,6 +50,9 @@ def main():
                 hand.append(float(line.split()[2]) * 100)
             if line.startswith("kibitz net eval"):
                 own.append(float(line.split()[3]) * 100)
+            if line.startswith("NNUE centipawns"):
+                # Stockfish's net: its evaluation in UCI centipawns.
+                own.append(float(line.split()[2]))
         named = [("hand-written", hand)] if i == 0 else []
         for name, values in named + [(os.path.basename(net), own)]:
             mse = statistics.mean((sig(a) - sig(b)) ** 2 for a, b in zip(values, labels))

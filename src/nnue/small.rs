@@ -134,12 +134,19 @@ pub fn output_bucket(pieces: usize, buckets: usize) -> usize {
     (pieces.saturating_sub(2) / 32usize.div_ceil(buckets)).min(buckets - 1)
 }
 
+/// [`output_bucket`] of every piece count from 0 to 32, for `buckets`
+/// buckets: the evaluation looks the bucket up rather than divide.
+pub fn bucket_table(buckets: usize) -> [u8; 33] {
+    std::array::from_fn(|pieces| output_bucket(pieces, buckets) as u8)
+}
+
 /// A kibitz net, read and checked.
 #[derive(Clone, Debug)]
 pub struct SmallNet {
     hidden: usize,
     activation: Activation,
     buckets: usize,
+    bucket_of: [u8; 33],
     /// The first layer's weights, `hidden` per input, input by input.
     pub ft_weights: Vec<i16>,
     /// The first layer's biases.
@@ -184,6 +191,7 @@ impl SmallNet {
             hidden,
             activation,
             buckets,
+            bucket_of: bucket_table(buckets),
             ft_weights,
             ft_biases,
             out_weights,
@@ -402,6 +410,7 @@ impl SmallNet {
             hidden,
             activation,
             buckets,
+            bucket_of: bucket_table(buckets),
             ft_weights,
             ft_biases,
             out_weights,
@@ -469,7 +478,7 @@ impl SmallNet {
     /// output bucket).
     #[inline]
     pub fn output(&self, us: &[i16], them: &[i16], psqt: i32, pieces: usize) -> i32 {
-        let b = output_bucket(pieces, self.buckets);
+        let b = usize::from(self.bucket_of[pieces.min(32)]);
         let h = self.hidden;
         let (wu, wt) = self.out_weights[2 * h * b..2 * h * (b + 1)].split_at(h);
         let sum = match self.activation {

@@ -297,15 +297,10 @@ pub struct Stream {
     buckets: usize,
     seed: u64,
     cursor: Cursor,
+    order: Vec<usize>,
     loaded: Vec<Entry>,
     loaded_for: Option<(u64, u64)>,
-    /// The bucket after the loaded one, read and shuffled by a thread of
-    /// its own while the batches of this one are trained on.
-    next: Option<(Key, std::thread::JoinHandle<std::io::Result<Vec<Entry>>>)>,
 }
-
-/// A bucket of a pass: (pass, bucket of that pass).
-type Key = (u64, u64);
 
 impl Stream {
     /// A stream over the buckets of `dir`, from `cursor`.
@@ -315,9 +310,9 @@ impl Stream {
             buckets,
             seed,
             cursor,
+            order: Vec::new(),
             loaded: Vec::new(),
             loaded_for: None,
-            next: None,
         }
     }
 
@@ -358,37 +353,19 @@ impl Stream {
         Ok(())
     }
 
-    /// Loads and shuffles the bucket the cursor is in, if not loaded, and
-    /// starts reading the one after it.
+    /// Loads and shuffles the bucket the cursor is in, if not loaded.
     fn load(&mut self) -> std::io::Result<()> {
         let key = (self.cursor.epoch, self.cursor.bucket);
         if self.loaded_for == Some(key) {
             return Ok(());
         }
-        self.loaded = match self.next.take() {
-            Some((k, handle)) if k == key => {
-                handle.join().expect("the thread reading a bucket panicked")?
-            }
-            _ => read_bucket(&self.dir, self.buckets, self.seed, key)?,
-        };
+        let mut order: Vec<usize> = (0..self.buckets).collect();
+        Rng::derive(self.seed, &[3, key.0]).shuffle(&mut order);
+        self.order = order;
+        let b = self.order[key.1 as usize];
+        self.loaded = read_entries(&bucket_path(&self.dir, b), usize::MAX / ENTRY_BYTES)?;
+        Rng::derive(self.seed, &[4, key.0, b as u64]).shuffle(&mut self.loaded);
         self.loaded_for = Some(key);
-        let after =
-            if key.1 + 1 == self.buckets as u64 { (key.0 + 1, 0) } else { (key.0, key.1 + 1) };
-        let (dir, buckets, seed) = (self.dir.clone(), self.buckets, self.seed);
-        self.next =
-            Some((after, std::thread::spawn(move || read_bucket(&dir, buckets, seed, after))));
         Ok(())
     }
-}
-
-/// The entries of the bucket `key` names, in the order drawn for it: the
-/// pass's order of buckets from the seed and the pass, the entries' from
-/// the seed, the pass and the bucket.
-fn read_bucket(dir: &Path, buckets: usize, seed: u64, key: Key) -> std::io::Result<Vec<Entry>> {
-    let mut order: Vec<usize> = (0..buckets).collect();
-    Rng::derive(seed, &[3, key.0]).shuffle(&mut order);
-    let b = order[key.1 as usize];
-    let mut entries = read_entries(&bucket_path(dir, b), usize::MAX / ENTRY_BYTES)?;
-    Rng::derive(seed, &[4, key.0, b as u64]).shuffle(&mut entries);
-    Ok(entries)
 }

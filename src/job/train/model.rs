@@ -14,7 +14,7 @@
 //! The first layer is sparse: a position touches only the rows of its
 //! pieces (about 30 per side), forward and backward.
 
-use crate::nnue::small::{Activation, INPUTS, QA, QB, SCALE, SmallNet, output_bucket};
+use crate::nnue::small::{Activation, INPUTS, QA, QB, SCALE, SmallNet, bucket_table};
 
 use super::data::{Entry, MAX_PIECES, Rng};
 
@@ -96,12 +96,26 @@ impl Model {
 
     /// The loss of `entries` (mean), without gradients.
     pub fn loss(&self, entries: &[Entry], lambda: f32) -> f64 {
+        self.loss_threaded(entries, lambda, 1)
+    }
+
+    /// The loss of `entries` (mean), on `threads` threads, each summing a
+    /// contiguous part; the parts' sums are added in order.
+    pub fn loss_threaded(&self, entries: &[Entry], lambda: f32, threads: usize) -> f64 {
         if entries.is_empty() {
             return 0.0;
         }
-        let mut scratch = Scratch::new(self.hidden);
-        let total: f64 =
-            entries.iter().map(|e| f64::from(self.forward(e, lambda, &mut scratch).1)).sum();
+        let sum = |part: &[Entry]| -> f64 {
+            let mut scratch = Scratch::new(self.hidden, self.buckets);
+            part.iter().map(|e| f64::from(self.forward(e, lambda, &mut scratch).1)).sum()
+        };
+        let per = entries.len().div_ceil(threads.max(1));
+        let total: f64 = std::thread::scope(|scope| {
+            let handles: Vec<_> =
+                entries.chunks(per).skip(1).map(|part| scope.spawn(move || sum(part))).collect();
+            let first = sum(&entries[..per.min(entries.len())]);
+            first + handles.into_iter().map(|h| h.join().expect("a loss thread")).sum::<f64>()
+        });
         total / entries.len() as f64
     }
 
@@ -120,7 +134,7 @@ impl Model {
             add(us, &self.params[a * h..(a + 1) * h]);
             add(them, &self.params[b * h..(b + 1) * h]);
         }
-        s.bucket = output_bucket(s.pieces, self.buckets);
+        s.bucket = usize::from(s.bucket_of[s.pieces.min(32)]);
         let out_at = self.out_at() + 2 * h * s.bucket;
         let w = &self.params[out_at..out_at + 2 * h];
         let mut o = self.params[self.out_bias_at() + s.bucket];
@@ -128,19 +142,28 @@ impl Model {
         for k in 0..s.pieces {
             o += psqt[usize::from(s.stm[k])] - psqt[usize::from(s.nstm[k])];
         }
+        // Sixteen running sums, added at the end: the loop vectorises (one
+        // sum would be a chain of dependent scalar additions).
+        let mut lanes = [0f32; 16];
+        let pairs = s.acc.chunks_exact(16).zip(w.chunks_exact(16));
         match self.activation {
             Activation::SCReLU => {
-                for (a, w) in s.acc.iter().zip(w) {
-                    let c = a.clamp(0.0, 1.0);
-                    o += c * c * w;
+                for (a, w) in pairs {
+                    for k in 0..16 {
+                        let c = a[k].max(0.0).min(1.0);
+                        lanes[k] += c * c * w[k];
+                    }
                 }
             }
             Activation::CReLU => {
-                for (a, w) in s.acc.iter().zip(w) {
-                    o += a.clamp(0.0, 1.0) * w;
+                for (a, w) in pairs {
+                    for k in 0..16 {
+                        lanes[k] += a[k].max(0.0).min(1.0) * w[k];
+                    }
                 }
             }
         }
+        o += lanes.iter().sum::<f32>();
         let p = sigmoid(o);
         let t = target(e, lambda);
         (o, (p - t) * (p - t))
@@ -197,7 +220,7 @@ impl Model {
     /// The gradient of `entries`' summed loss, added into `grad` (which the
     /// caller zeroes); the summed loss.
     pub fn gradient(&self, entries: &[Entry], lambda: f32, grad: &mut [f32]) -> f64 {
-        let mut s = Scratch::new(self.hidden);
+        let mut s = Scratch::new(self.hidden, self.buckets);
         let mut total = 0f64;
         for e in entries {
             total += f64::from(self.backward(e, lambda, &mut s, grad));
@@ -205,31 +228,19 @@ impl Model {
         total
     }
 
-    /// Clips the weights to what the integers can hold.
+    /// Clips the weights to what the integers can hold (first layer,
+    /// output weights and linear term each to its own limit; the output
+    /// biases are not clipped).
     pub fn clip(&mut self) {
-        let (hidden, buckets) = (self.hidden, self.buckets);
-        Model::clip_part(hidden, buckets, 0, &mut self.params);
-    }
-
-    /// Clips `part`, the parameters of a net `hidden` wide with `buckets`
-    /// output buckets from index `at` on, to what the integers can hold
-    /// (first layer, output weights and linear term each to its own limit;
-    /// the output biases are not clipped).
-    pub fn clip_part(hidden: usize, buckets: usize, at: usize, part: &mut [f32]) {
-        let out_at = (INPUTS + 1) * hidden;
-        let bias_at = (INPUTS + 1 + 2 * buckets) * hidden;
-        let regions = [
-            (0, out_at, FT_CLIP),
-            (out_at, bias_at, OUT_CLIP),
-            (bias_at + buckets, usize::MAX, PSQT_CLIP),
-        ];
-        let end = at + part.len();
+        let (out_at, bias_at, psqt_at) = (self.out_at(), self.out_bias_at(), self.psqt_at());
+        let regions =
+            [(0, out_at, FT_CLIP), (out_at, bias_at, OUT_CLIP), (psqt_at, usize::MAX, PSQT_CLIP)];
         for (from, to, limit) in regions {
-            let (from, to) = (from.max(at), to.min(end));
-            if from < to {
-                for p in &mut part[from - at..to - at] {
-                    *p = p.clamp(-limit, limit);
-                }
+            let to = to.min(self.params.len());
+            // max then min, not clamp: no check of the bounds per value, so
+            // the loop vectorises.
+            for p in &mut self.params[from..to] {
+                *p = p.max(-limit).min(limit);
             }
         }
     }
@@ -263,7 +274,7 @@ impl Model {
     /// The evaluation of an entry in centipawns, side to move's view (the
     /// float net's).
     pub fn evaluate(&self, e: &Entry) -> f32 {
-        let mut s = Scratch::new(self.hidden);
+        let mut s = Scratch::new(self.hidden, self.buckets);
         self.forward(e, 0.0, &mut s).0 * SCALE as f32
     }
 }
@@ -274,17 +285,19 @@ struct Scratch {
     nstm: [u16; MAX_PIECES],
     pieces: usize,
     bucket: usize,
+    bucket_of: [u8; 33],
     acc: Vec<f32>,
     dacc: Vec<f32>,
 }
 
 impl Scratch {
-    fn new(hidden: usize) -> Scratch {
+    fn new(hidden: usize, buckets: usize) -> Scratch {
         Scratch {
             stm: [0; MAX_PIECES],
             nstm: [0; MAX_PIECES],
             pieces: 0,
             bucket: 0,
+            bucket_of: bucket_table(buckets),
             acc: vec![0.0; 2 * hidden],
             dacc: vec![0.0; 2 * hidden],
         }
@@ -339,36 +352,15 @@ impl AdamW {
     /// One step over `params` with the gradient `grad` (already averaged),
     /// learning rate `lr` and decoupled weight decay `decay`.
     pub fn step(&mut self, params: &mut [f32], grad: &[f32], lr: f32, decay: f32) {
-        let step = self.count_step(lr);
-        adamw_update(params, grad, &mut self.m, &mut self.v, lr, decay, step);
-    }
-
-    /// Counts a step and gives its step size for the learning rate `lr`
-    /// (with the moments' bias corrections), for [`adamw_update`] over the
-    /// moments' parts.
-    pub fn count_step(&mut self, lr: f32) -> f32 {
         self.t += 1;
         let c1 = 1.0 - BETA1.powi(self.t.min(100_000) as i32);
         let c2 = 1.0 - BETA2.powi(self.t.min(100_000) as i32);
-        lr * c2.sqrt() / c1
-    }
-}
-
-/// AdamW's update of `params` (a part of the net) from its gradient and
-/// its moments' parts, with the step size [`AdamW::count_step`] gave.
-pub fn adamw_update(
-    params: &mut [f32],
-    grad: &[f32],
-    m: &mut [f32],
-    v: &mut [f32],
-    lr: f32,
-    decay: f32,
-    step: f32,
-) {
-    for (((p, &g), m), v) in params.iter_mut().zip(grad).zip(m).zip(v) {
-        *m = BETA1 * *m + (1.0 - BETA1) * g;
-        *v = BETA2 * *v + (1.0 - BETA2) * g * g;
-        *p -= lr * decay * *p + step * *m / (v.sqrt() + EPSILON);
+        let step = lr * c2.sqrt() / c1;
+        for (((p, &g), m), v) in params.iter_mut().zip(grad).zip(&mut self.m).zip(&mut self.v) {
+            *m = BETA1 * *m + (1.0 - BETA1) * g;
+            *v = BETA2 * *v + (1.0 - BETA2) * g * g;
+            *p -= lr * decay * *p + step * *m / (v.sqrt() + EPSILON);
+        }
     }
 }
 
