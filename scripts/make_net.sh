@@ -1,12 +1,16 @@
 #!/bin/sh
-# The built-in net from nothing (docs/TRAINING.md): self-play data labelled
-# by kibitz's search with Stockfish 15.1's net, then `kibitz train`.
+# The built-in net from nothing (docs/TRAINING.md): self-play games whose
+# moves and labels come from kibitz's search with Stockfish 15.1's net
+# (400 nodes a position in games played to ply 160, 600 in games cut at
+# ply 80 for more openings and middlegames), then `kibitz train`.
 #
 #     scripts/make_net.sh [DIR]        # default target/make-net
 #
-# Two streams of 300,000-position chunks, one per core, each chunk its own
-# seed; a chunk that was interrupted continues (--resume), one that is
-# complete is left as it is, so the script can be run again after a stop.
+# Every step can be stopped and the script run again: the data is made in
+# chunks (16 of 1,000,000 positions, 8 of 500,000), two streams of chunks,
+# one per core, each chunk its own seed; a chunk that was interrupted continues (--resume),
+# one that is complete is left as it is; the training continues from its
+# last checkpoint (--resume). Each step's wall time goes to DIR/times.log.
 # The net is DIR/kibitz-net.nnue; copy it to data/ to build it in.
 set -eu
 cd "$(dirname "$0")/.."
@@ -18,31 +22,39 @@ TEACHER=target/nn-ad9b42354671.nnue
 mkdir -p "$DIR" target
 [ -f "$TEACHER" ] || printf 'uci\nexport_net %s\nquit\n' "$TEACHER" | /usr/games/stockfish >/dev/null
 
-# chunk SEED NODES [MAX_PLIES]
+# chunk SEED POSITIONS NODES MAX_PLIES: one chunk of data, skipped when its
+# log says it is complete.
 chunk() {
-    extra=""
-    [ -n "${3:-}" ] && extra="--max-plies $3"
+    if [ -f "$DIR/sp-$1.log" ] && grep -q '^seconds' "$DIR/sp-$1.log"; then
+        return
+    fi
     start=$(date +%s)
-    # shellcheck disable=SC2086
-    "$K" selfplay -o "$DIR/sp-$1.kbz" --positions 300000 --nodes "$2" $extra -j 1 \
+    "$K" selfplay -o "$DIR/sp-$1.kbz" --positions "$2" --nodes "$3" --max-plies "$4" -j 1 \
         --book "$DATA/epd/noob_3moves.epd.zst" --seed "$1" --net "$TEACHER" -q --resume \
         > "$DIR/sp-$1.log"
-    echo "chunk $1 ($2 nodes${3:+, games cut at ply $3}): $(( $(date +%s) - start )) s" >> "$DIR/times.log"
+    echo "chunk $1 ($2 positions, $3 nodes, to ply $4): $(( $(date +%s) - start )) s" >> "$DIR/times.log"
 }
 
-stream_a() {
-    chunk 1 2500; chunk 2 2500; chunk 201 1200; chunk 202 1200
-    for s in 401 402 403 404 405 406 407 408; do chunk $s 600 100; done
+# stream FIRST: the chunks FIRST, FIRST + 2, ... of each kind.
+stream() {
+    s=$1
+    while [ "$s" -le 16 ]; do
+        chunk "$s" 1000000 400 160
+        s=$((s + 2))
+    done
+    s=$(($1 + 16))
+    while [ "$s" -le 24 ]; do
+        chunk "$s" 500000 600 80
+        s=$((s + 2))
+    done
 }
-stream_b() {
-    chunk 101 2500; chunk 301 1200; chunk 302 1200
-    for s in 501 502 503 504 505 506 507 508; do chunk $s 600 100; done
-}
-stream_a &
-stream_b &
+stream 1 &
+stream 2 &
 wait
 
-start=$(date +%s)
-"$K" train "$DIR"/sp-*.kbz -o "$DIR/kibitz-net.nnue" --force --hidden 128 --wdl 0 \
-    --lr 0.003 --superbatches 60 --batches 100 -j 2 -q
-echo "train: $(( $(date +%s) - start )) s" >> "$DIR/times.log"
+if ! grep -q '^train:' "$DIR/times.log" 2>/dev/null || [ ! -f "$DIR/kibitz-net.nnue" ]; then
+    start=$(date +%s)
+    "$K" train "$DIR"/sp-*.kbz -o "$DIR/kibitz-net.nnue" --resume --hidden 128 --output-buckets 8 \
+        --wdl 0 --lr 0.003 --superbatches 80 --batches 100 -j 2 -q
+    echo "train: $(( $(date +%s) - start )) s" >> "$DIR/times.log"
+fi
