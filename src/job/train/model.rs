@@ -150,7 +150,7 @@ impl Model {
             Activation::SCReLU => {
                 for (a, w) in pairs {
                     for k in 0..16 {
-                        let c = a[k].max(0.0).min(1.0);
+                        let c = a[k].clamp(0.0, 1.0);
                         lanes[k] += c * c * w[k];
                     }
                 }
@@ -158,7 +158,7 @@ impl Model {
             Activation::CReLU => {
                 for (a, w) in pairs {
                     for k in 0..16 {
-                        lanes[k] += a[k].max(0.0).min(1.0) * w[k];
+                        lanes[k] += a[k].clamp(0.0, 1.0) * w[k];
                     }
                 }
             }
@@ -231,14 +231,15 @@ impl Model {
     /// Clips the weights to what the integers can hold (first layer,
     /// output weights and linear term each to its own limit; the output
     /// biases are not clipped).
+    // max then min rather than clamp: clamp checks its bounds for every
+    // value when they are not constants, and the loop no longer vectorises.
+    #[allow(clippy::manual_clamp)]
     pub fn clip(&mut self) {
         let (out_at, bias_at, psqt_at) = (self.out_at(), self.out_bias_at(), self.psqt_at());
         let regions =
             [(0, out_at, FT_CLIP), (out_at, bias_at, OUT_CLIP), (psqt_at, usize::MAX, PSQT_CLIP)];
         for (from, to, limit) in regions {
             let to = to.min(self.params.len());
-            // max then min, not clamp: no check of the bounds per value, so
-            // the loop vectorises.
             for p in &mut self.params[from..to] {
                 *p = p.max(-limit).min(limit);
             }
