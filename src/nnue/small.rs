@@ -145,7 +145,8 @@ pub fn bucket_table(buckets: usize) -> [u8; 33] {
 pub struct SmallNet {
     hidden: usize,
     activation: Activation,
-    buckets: usize,
+    /// The output bucket of each piece count (the bucket count is
+    /// `out_biases.len()`).
     bucket_of: [u8; 33],
     /// The first layer's weights, `hidden` per input, input by input.
     pub ft_weights: Vec<i16>,
@@ -190,7 +191,6 @@ impl SmallNet {
         let mut net = SmallNet {
             hidden,
             activation,
-            buckets,
             bucket_of: bucket_table(buckets),
             ft_weights,
             ft_biases,
@@ -279,14 +279,14 @@ impl SmallNet {
 
     /// The output buckets.
     pub fn buckets(&self) -> usize {
-        self.buckets
+        self.out_biases.len()
     }
 
     /// The architecture in words: `768->128x2->1 SCReLU`, with
     /// `, 8 output buckets` when there are several.
     pub fn architecture(&self) -> String {
-        let buckets = if self.buckets > 1 {
-            format!(", {} output buckets", self.buckets)
+        let buckets = if self.buckets() > 1 {
+            format!(", {} output buckets", self.buckets())
         } else {
             String::new()
         };
@@ -409,7 +409,6 @@ impl SmallNet {
         Ok(SmallNet {
             hidden,
             activation,
-            buckets,
             bucket_of: bucket_table(buckets),
             ft_weights,
             ft_biases,
@@ -423,7 +422,7 @@ impl SmallNet {
 
     /// The file's bytes: what [`SmallNet::from_bytes`] reads back.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let size = file_size(FORMAT_VERSION, self.hidden, self.buckets, self.description.len());
+        let size = file_size(FORMAT_VERSION, self.hidden, self.buckets(), self.description.len());
         let mut out = Vec::with_capacity(size);
         out.extend_from_slice(MAGIC);
         for v in [
@@ -435,7 +434,7 @@ impl SmallNet {
             QB as u32,
             SCALE as u32,
             self.description.len() as u32,
-            self.buckets as u32,
+            self.buckets() as u32,
         ] {
             out.extend_from_slice(&v.to_le_bytes());
         }

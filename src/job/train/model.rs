@@ -231,18 +231,18 @@ impl Model {
     /// Clips the weights to what the integers can hold (first layer,
     /// output weights and linear term each to its own limit; the output
     /// biases are not clipped).
-    // max then min rather than clamp: clamp checks its bounds for every
-    // value when they are not constants, and the loop no longer vectorises.
-    #[allow(clippy::manual_clamp)]
     pub fn clip(&mut self) {
-        let (out_at, bias_at, psqt_at) = (self.out_at(), self.out_bias_at(), self.psqt_at());
-        let regions =
-            [(0, out_at, FT_CLIP), (out_at, bias_at, OUT_CLIP), (psqt_at, usize::MAX, PSQT_CLIP)];
-        for (from, to, limit) in regions {
-            let to = to.min(self.params.len());
-            for p in &mut self.params[from..to] {
-                *p = p.max(-limit).min(limit);
-            }
+        let (out_at, psqt_at) = (self.out_at(), self.psqt_at());
+        let (ft, out) = self.params.split_at_mut(out_at);
+        for p in ft {
+            *p = p.clamp(-FT_CLIP, FT_CLIP);
+        }
+        let n = 2 * self.hidden * self.buckets;
+        for p in &mut out[..n] {
+            *p = p.clamp(-OUT_CLIP, OUT_CLIP);
+        }
+        for p in &mut out[psqt_at - out_at..] {
+            *p = p.clamp(-PSQT_CLIP, PSQT_CLIP);
         }
     }
 
