@@ -173,6 +173,7 @@ pub use io::{
     filter::{GameFilter, Speed, normalize_date},
     make_output_folder, missing_folder,
     pgn::{GameReader, MAX_GAME_PLIES, ParsedGame, PgnEval, TagValue},
+    place::describe as describe_place,
     same_file,
     source::{ChunkConfig, Format, InputEvent, Release, display_name, read_input, zstd_frame_end},
 };
@@ -212,6 +213,11 @@ pub use pipeline::{
     summary::{Summary, SummaryWithRates},
 };
 // The jobs: each built from its settings and run with a sink.
+#[cfg(feature = "parquet")]
+pub use io::parquet::write::partial_path as parquet_partial_path;
+/// The report's Parquet tables (`report --parquet`).
+#[cfg(feature = "parquet")]
+pub use job::report::tables as report_tables;
 /// The trainer of kibitz's own nets (`kibitz train`): its data, its model
 /// and its run.
 pub use job::train;

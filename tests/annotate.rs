@@ -648,7 +648,7 @@ fn files_of_earlier_format_versions_still_read() {
     ]);
     assert_eq!(code, 0, "{err}");
     let (_, out, _) = kibitz(&["inspect", s(&now)]);
-    assert!(out.contains("format    kbz version 6") && out.contains("eval      hand-written"));
+    assert!(out.contains("format    kbz version 7") && out.contains("eval      hand-written"));
     // Today's run without the capture filter (which depends on the label),
     // for the positions.
     let every = dir.path("every.kbz");
@@ -694,7 +694,7 @@ fn files_of_earlier_format_versions_still_read() {
         let merged = dir.path(&format!("merged-{version}.kbz"));
         let (code, _, err) = kibitz(&["merge", s(&old), "-o", s(&merged)]);
         assert_eq!(code, 0, "{err}");
-        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 6"));
+        assert!(kibitz(&["inspect", s(&merged)]).1.contains("format    kbz version 7"));
         assert_eq!(export(&merged), written, "{name}");
     }
 }

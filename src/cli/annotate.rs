@@ -70,6 +70,15 @@ pub struct FilterArgs {
     /// Results kept (1-0, 0-1, 1/2-1/2, *); comma-separated.
     #[arg(long, value_name = "RESULTS", value_delimiter = ',', help_heading = "Game filters")]
     result: Vec<String>,
+    /// Keep only games where a player holds one of these titles
+    /// ([WhiteTitle], [BlackTitle]: GM, IM, FM, ..., BOT), without case;
+    /// comma-separated.
+    #[arg(long, value_name = "TITLES", value_delimiter = ',', help_heading = "Game filters")]
+    title: Vec<String>,
+    /// Leave out games where a player holds one of these titles
+    /// (`--exclude-title BOT`: no bots' games); comma-separated.
+    #[arg(long, value_name = "TITLES", value_delimiter = ',', help_heading = "Game filters")]
+    exclude_title: Vec<String>,
 }
 
 impl FilterArgs {
@@ -106,6 +115,8 @@ impl FilterArgs {
             date_to: date("date-to", &self.date_to)?,
             terminations: self.termination.iter().map(|t| t.trim().to_string()).collect(),
             results: self.result.clone(),
+            titles: self.title.iter().map(|t| t.trim().to_string()).collect(),
+            exclude_titles: self.exclude_title.iter().map(|t| t.trim().to_string()).collect(),
         })
     }
 }
@@ -285,6 +296,12 @@ pub fn describe_filter(f: &GameFilter) -> String {
     if !f.terminations.is_empty() {
         parts.push(format!("--termination \"{}\"", f.terminations.join(",")));
     }
+    if !f.titles.is_empty() {
+        parts.push(format!("--title {}", f.titles.join(",")));
+    }
+    if !f.exclude_titles.is_empty() {
+        parts.push(format!("--exclude-title {}", f.exclude_titles.join(",")));
+    }
     if !f.results.is_empty() {
         parts.push(format!("--result {}", f.results.join(",")));
     }
@@ -427,7 +444,8 @@ impl AnnotateSink for CliSink {
     }
 
     fn input_error(&mut self, file: &str, offset: Option<u64>, message: &str) {
-        let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+        let at =
+            offset.map(|o| format!(" at {}", kibitz::describe_place(file, o))).unwrap_or_default();
         self.bar.suspend(|| eprintln!("kibitz: {file}{at}: {message}"));
     }
 

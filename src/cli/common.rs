@@ -127,8 +127,8 @@ impl RejectReport {
             let san = if r.san.is_empty() { String::new() } else { format!(" ({})", r.san) };
             bar.suspend(|| {
                 eprintln!(
-                    "kibitz: {file}: game {game} at byte {}, ply {}{san}: {}: {}",
-                    r.offset,
+                    "kibitz: {file}: game {game} at {}, ply {}{san}: {}: {}",
+                    kibitz::describe_place(file, r.offset),
                     r.ply,
                     r.kind.name(),
                     r.reason

@@ -28,6 +28,9 @@ enum ExportFormatArg {
     /// viriformat (viridithas, bullet): games of 32-byte boards and
     /// 4-byte moves and scores.
     Viriformat,
+    /// Parquet: one row per labelled position with its game's tags, zstd
+    /// (DuckDB, polars, pandas read it). Needs --output.
+    Parquet,
 }
 
 impl From<ExportFormatArg> for ExportFormat {
@@ -40,6 +43,7 @@ impl From<ExportFormatArg> for ExportFormat {
             ExportFormatArg::Bullet => ExportFormat::Bullet,
             ExportFormatArg::Binpack => ExportFormat::Binpack,
             ExportFormatArg::Viriformat => ExportFormat::Viriformat,
+            ExportFormatArg::Parquet => ExportFormat::Parquet,
         }
     }
 }
@@ -126,17 +130,44 @@ impl ExportArgs {
     }
 }
 
+/// Writes a Parquet export under a temporary name (`FILE.partial`), then
+/// gives it its name: a run that stops leaves no file that looks whole.
+#[cfg(feature = "parquet")]
+fn write_parquet(job: Export, output: &std::path::Path) -> Result<kibitz::ExportReport> {
+    let partial = kibitz::parquet_partial_path(output);
+    let out = super::common::create_output(&partial.to_path_buf())?;
+    let report = job.run_parquet(out)?;
+    std::fs::rename(&partial, output)
+        .with_context(|| format!("cannot rename {} to {}", partial.display(), output.display()))?;
+    Ok(report)
+}
+
+#[cfg(not(feature = "parquet"))]
+fn write_parquet(_job: Export, _output: &std::path::Path) -> Result<kibitz::ExportReport> {
+    bail!("--format parquet: this kibitz was built without the `parquet` feature")
+}
+
 /// Runs `kibitz export`, block by block.
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
     if let Some(output) = &args.output {
         super::refuse_output_over_input(output, std::slice::from_ref(&args.file))?;
     }
     let job = Export::new(args.file.clone(), args.format.into(), Some(args.shape_rules()?));
-    let out: Box<dyn Write> = match &args.output {
-        Some(p) => Box::new(super::common::create_output(p)?),
-        None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
+    let report = if matches!(args.format, ExportFormatArg::Parquet) {
+        let Some(output) = &args.output else {
+            bail!(
+                "--format parquet needs --output FILE: a Parquet file's footer is written last, \
+                 and kibitz gives the file its name only once it is complete"
+            );
+        };
+        write_parquet(job, output)?
+    } else {
+        let out: Box<dyn Write> = match &args.output {
+            Some(p) => Box::new(super::common::create_output(p)?),
+            None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
+        };
+        job.run(out)?
     };
-    let report = job.run(out)?;
     if let Some(s) = report.shaped {
         eprintln!(
             "kibitz: shaping: {} labels read, {} kept; left out: {} by the selection, {} by \

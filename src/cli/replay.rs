@@ -211,7 +211,8 @@ impl ReplaySink for Reports {
     }
 
     fn input_error(&mut self, file: &str, offset: Option<u64>, message: &str) {
-        let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+        let at =
+            offset.map(|o| format!(" at {}", kibitz::describe_place(file, o))).unwrap_or_default();
         self.bar.suspend(|| eprintln!("kibitz: {file}{at}: {message}"));
     }
 

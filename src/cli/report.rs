@@ -30,6 +30,11 @@ pub struct ReportArgs {
     /// them all.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     players: usize,
+    /// Also write the games and the players as Parquet tables in this
+    /// folder (made if missing): `games.parquet`, `players.parquet`, with
+    /// Lichess's names for its columns (they join Lichess's games on Site).
+    #[arg(long, value_name = "DIR")]
+    parquet: Option<PathBuf>,
 }
 
 #[derive(serde::Serialize)]
@@ -48,6 +53,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
     }
     let mut report = Report::new(args.games);
     let mut json = args.json.as_ref().map(create_output).transpose()?;
+    let mut tables = args.parquet.as_ref().map(|dir| Tables::create(dir)).transpose()?;
     let mut partial = 0u64;
     let mut failed = false;
     for path in &args.files {
@@ -84,6 +90,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
                     partial += 1;
                 }
                 let summary = report.add(&name, record, &analysis);
+                if let Some(t) = tables.as_mut() {
+                    t.game(&summary)?;
+                }
                 if let Some(out) = json.as_mut() {
                     serde_json::to_writer(&mut *out, &Line { kind: "game", value: &summary })?;
                     out.write_all(b"\n")?;
@@ -98,6 +107,9 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         out.flush()?;
     }
+    if let Some(t) = tables {
+        t.finish(&report.players())?;
+    }
     let mut page = create_output(&args.output)?;
     report.write_html(&mut page, args.players)?;
     page.flush().with_context(|| format!("cannot write {}", args.output.display()))?;
@@ -109,4 +121,60 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         args.output.display()
     );
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// The Parquet tables of `--parquet DIR`, written under temporary names
+/// (`games.parquet.partial`) and named when complete.
+#[cfg(feature = "parquet")]
+struct Tables {
+    dir: PathBuf,
+    games: kibitz::report_tables::GamesTable<std::io::BufWriter<std::fs::File>>,
+}
+
+#[cfg(feature = "parquet")]
+impl Tables {
+    fn create(dir: &std::path::Path) -> Result<Tables> {
+        kibitz::make_output_folder(dir)
+            .with_context(|| format!("--parquet {}: cannot make the folder", dir.display()))?;
+        let partial = kibitz::parquet_partial_path(&dir.join("games.parquet"));
+        let games = kibitz::report_tables::GamesTable::new(create_output(&partial)?)?;
+        Ok(Tables { dir: dir.to_path_buf(), games })
+    }
+
+    fn game(&mut self, g: &kibitz::GameSummary) -> Result<()> {
+        Ok(self.games.add(g)?)
+    }
+
+    fn finish(self, players: &[kibitz::PlayerSummary]) -> Result<()> {
+        let name = |n: &str| self.dir.join(n);
+        let done = |n: &str| -> Result<()> {
+            let partial = kibitz::parquet_partial_path(&name(n));
+            std::fs::rename(&partial, name(n))
+                .with_context(|| format!("cannot rename {}", partial.display()))
+        };
+        self.games.finish()?.flush()?;
+        done("games.parquet")?;
+        let partial = kibitz::parquet_partial_path(&name("players.parquet"));
+        kibitz::report_tables::write_players(create_output(&partial)?, players)?.flush()?;
+        done("players.parquet")
+    }
+}
+
+/// Without Parquet support, `--parquet` is refused.
+#[cfg(not(feature = "parquet"))]
+struct Tables;
+
+#[cfg(not(feature = "parquet"))]
+impl Tables {
+    fn create(_dir: &std::path::Path) -> Result<Tables> {
+        anyhow::bail!("--parquet: this kibitz was built without the `parquet` feature")
+    }
+
+    fn game(&mut self, _g: &kibitz::GameSummary) -> Result<()> {
+        Ok(())
+    }
+
+    fn finish(self, _players: &[kibitz::PlayerSummary]) -> Result<()> {
+        Ok(())
+    }
 }

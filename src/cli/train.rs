@@ -155,6 +155,19 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
             args.output.display()
         );
     }
+    if args.wdl > 0.0 {
+        // A result blend needs each position's game result.
+        for input in &args.inputs {
+            if kibitz::Foreign::detect(input) == Some(kibitz::Foreign::LichessEvals) {
+                bail!(
+                    "{}: Lichess's evaluations hold no game results, so --wdl {} (a blend with \
+                     the result) cannot be trained on them: give --wdl 0",
+                    input.display(),
+                    args.wdl
+                );
+            }
+        }
+    }
     let cache = args.cache.clone().unwrap_or_else(|| with_suffix(&args.output, ".train"));
     let plot = args.plot.clone().unwrap_or_else(|| with_suffix(&args.output, ".loss.png"));
     // Checked before the data is read: no folder is made for a file.

@@ -1,17 +1,25 @@
 //! Game filters, applied to a game's tags before it is replayed or
 //! searched: both players' ratings, their mean, the speed (Lichess's
-//! classes), the date, the termination and the result.
+//! classes), the date, the termination, the players' titles and the
+//! result.
 //!
 //! A game is checked against the filters in a fixed order (ratings, mean
-//! rating, speed, date, termination, result) and counted under the first
+//! rating, speed, date, termination, titles, result) and counted under the first
 //! it fails. A game that lacks the tag a filter needs (or holds a value it
 //! cannot read: `?`, a date with `??`) fails that filter and is counted
 //! apart, as without the tag.
 
 /// The tags the filters read besides the seven-tag roster, in the order a
 /// reader is asked for them.
-pub const FILTER_TAGS: [&[u8]; 5] =
-    [b"WhiteElo", b"BlackElo", b"TimeControl", b"UTCDate", b"Termination"];
+pub const FILTER_TAGS: [&[u8]; 7] = [
+    b"WhiteElo",
+    b"BlackElo",
+    b"TimeControl",
+    b"UTCDate",
+    b"Termination",
+    b"WhiteTitle",
+    b"BlackTitle",
+];
 
 /// A speed class, as Lichess sorts games (lila-openingexplorer): from the
 /// estimated duration, the base time plus 40 increments.
@@ -98,6 +106,8 @@ pub enum FilterReason {
     Date,
     /// `--termination`.
     Termination,
+    /// `--title`, `--exclude-title`.
+    Title,
     /// `--result`.
     Result,
 }
@@ -111,6 +121,7 @@ impl FilterReason {
             FilterReason::Speed => "speed",
             FilterReason::Date => "date",
             FilterReason::Termination => "termination",
+            FilterReason::Title => "title",
             FilterReason::Result => "result",
         }
     }
@@ -142,6 +153,10 @@ pub struct GameTags<'a> {
     pub termination: Option<&'a [u8]>,
     /// `[Result]` (or the movetext's result).
     pub result: Option<&'a [u8]>,
+    /// `[WhiteTitle]`.
+    pub white_title: Option<&'a [u8]>,
+    /// `[BlackTitle]`.
+    pub black_title: Option<&'a [u8]>,
 }
 
 /// The filters of a run. The default lets every game through.
@@ -165,6 +180,11 @@ pub struct GameFilter {
     pub terminations: Vec<String>,
     /// `[Result]` one of these (empty: any).
     pub results: Vec<String>,
+    /// A player holds one of these titles (`[WhiteTitle]`,
+    /// `[BlackTitle]`), compared without case (empty: any game).
+    pub titles: Vec<String>,
+    /// No player holds one of these titles (`BOT` leaves bots' games out).
+    pub exclude_titles: Vec<String>,
 }
 
 /// A rating tag's value, if it is one.
@@ -249,6 +269,19 @@ impl GameFilter {
                 _ => {}
             }
         }
+        if !self.titles.is_empty() || !self.exclude_titles.is_empty() {
+            // No title tag is no title, not a missing value: most players
+            // hold none.
+            let held = |list: &[String]| {
+                [tags.white_title, tags.black_title].into_iter().flatten().any(|t| {
+                    let t = String::from_utf8_lossy(t);
+                    list.iter().any(|x| x.eq_ignore_ascii_case(t.trim()))
+                })
+            };
+            if (!self.titles.is_empty() && !held(&self.titles)) || held(&self.exclude_titles) {
+                return Verdict::Out(R::Title);
+            }
+        }
         if !self.results.is_empty() {
             match tags.result.filter(|r| !r.is_empty()) {
                 None => return Verdict::NoTag(R::Result),
@@ -293,6 +326,8 @@ mod tests {
             date: some(date),
             termination: Some(b"Normal"),
             result: Some(b"1-0"),
+            white_title: None,
+            black_title: Some(b"BOT"),
         }
     }
 
@@ -329,6 +364,14 @@ mod tests {
             ..GameFilter::default()
         };
         assert_eq!(f.check(&tags("1500", "1500", "600+0", "")), Verdict::Out(FilterReason::Elo));
+        let f = GameFilter { exclude_titles: vec!["bot".into()], ..GameFilter::default() };
+        assert_eq!(f.check(&tags("", "", "", "")), Verdict::Out(FilterReason::Title));
+        let f = GameFilter { titles: vec!["GM".into()], ..GameFilter::default() };
+        assert_eq!(f.check(&tags("", "", "", "")), Verdict::Out(FilterReason::Title));
+        let f = GameFilter { titles: vec!["BOT".into()], ..GameFilter::default() };
+        assert_eq!(f.check(&tags("", "", "", "")), Verdict::Keep);
+        let f = GameFilter { exclude_titles: vec!["GM".into()], ..GameFilter::default() };
+        assert_eq!(f.check(&tags("", "", "", "")), Verdict::Keep);
         assert!(GameFilter::default().is_empty());
     }
 

@@ -4,13 +4,29 @@
 pub mod epd;
 pub mod filter;
 pub mod mapguard;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod pgn;
+pub mod place;
 pub mod source;
 
 use std::{
     io,
     path::{Path, PathBuf},
 };
+
+/// Whether a Parquet file holds Lichess's evaluations (`fen` and `line`
+/// columns) rather than its games. Without Parquet support every Parquet
+/// file is taken for one, to be refused with the reason where it is read.
+pub fn parquet_evals(path: &Path) -> bool {
+    #[cfg(feature = "parquet")]
+    return parquet::evals::is_evals(path);
+    #[cfg(not(feature = "parquet"))]
+    {
+        let _ = path;
+        true
+    }
+}
 
 /// Whether `a` and `b` name the same file: the same device and inode when
 /// both exist, otherwise the same absolute path.

@@ -699,13 +699,32 @@ pub struct GameReader<'a> {
     game: ParsedGame<'a>,
     extra_tags: &'a [Vec<u8>],
     annotations: bool,
+    /// Games' places other than their offsets (rows of a Parquet file):
+    /// (first byte in `text`, place), ascending.
+    places: &'a [(u32, u64)],
 }
 
 impl<'a> GameReader<'a> {
     /// A reader over `text`, whose first byte is at offset `base` of the
     /// input; `extra_tags` names tags to keep besides the standard ones.
     pub fn new(text: &'a [u8], base: u64, extra_tags: &'a [Vec<u8>]) -> GameReader<'a> {
-        GameReader { text, at: 0, base, game: ParsedGame::default(), extra_tags, annotations: true }
+        GameReader {
+            text,
+            at: 0,
+            base,
+            game: ParsedGame::default(),
+            extra_tags,
+            annotations: true,
+            places: &[],
+        }
+    }
+
+    /// Gives each game the place of the last entry of `places` (first
+    /// byte in the text, place) at or before its first byte as its offset:
+    /// the rows of a Parquet file's games, which have no byte offset of
+    /// their own. Empty (the default): offsets are byte offsets.
+    pub fn set_places(&mut self, places: &'a [(u32, u64)]) {
+        self.places = places;
     }
 
     /// Whether to parse `[%eval]` and `[%clk]` comments and keep the first
@@ -722,6 +741,12 @@ impl<'a> GameReader<'a> {
             let start = self.skip_to_game()?;
             self.game.clear(self.extra_tags.len());
             self.game.offset = self.base + start as u64;
+            if !self.places.is_empty() {
+                let k = self.places.partition_point(|&(p, _)| p as usize <= start);
+                if let Some(&(_, place)) = k.checked_sub(1).and_then(|k| self.places.get(k)) {
+                    self.game.offset = place;
+                }
+            }
             let (movetext, line_start) = self.read_tags(start);
             self.at = self.read_movetext(movetext, line_start).max(start + 1);
             if self.game.result.is_empty()

@@ -613,6 +613,8 @@ impl Annotation {
                 ..ChunkConfig::default()
             },
             count_games: true,
+            filter: Some(std::sync::Arc::new(self.header.options.filter.clone()))
+                .filter(|f| !f.is_empty()),
         };
         // `run` takes one labeller per worker thread, and there is a
         // searcher for each.

@@ -9,7 +9,9 @@
 //! * `epd`: the position with `ce` (or `dm` for mates), `bm`, `acd`, `id`;
 //! * `jsonl`: one JSON object per labelled position;
 //! * `bullet`: bullet's 32-byte `ChessBoard` records (bulletformat crate);
-//! * `binpack`: Stockfish's compressed training format (sfbinpack crate).
+//! * `binpack`: Stockfish's compressed training format (sfbinpack crate);
+//! * `parquet`: one row per labelled position, with the game's tags (see
+//!   [`POSITION_COLUMNS`]), zstd, for DuckDB, polars and pandas.
 //!
 //! Positions whose label has no move (from `[%eval]`, at the end of a game)
 //! are written with the move played where the format needs a move, and left
@@ -57,6 +59,9 @@ pub enum ExportFormat {
     /// viriformat (viridithas, bullet): games of 32-byte boards and 4-byte
     /// moves and scores.
     Viriformat,
+    /// Parquet: a table of one row per labelled position
+    /// ([`Export::run_parquet`]).
+    Parquet,
 }
 
 /// Counts of what an export wrote.
@@ -119,6 +124,11 @@ pub struct Exporter<W: Write> {
 impl<W: Write> Exporter<W> {
     /// An exporter writing `format` to `out`.
     pub fn new(format: ExportFormat, out: W) -> std::io::Result<Exporter<W>> {
+        if format == ExportFormat::Parquet {
+            return Err(std::io::Error::other(
+                "Parquet is a table, not a stream of records: export it with Export::run_parquet",
+            ));
+        }
         let sink = if format == ExportFormat::Binpack {
             let writer = sfbinpack::CompressedTrainingDataEntryWriter::new(out)
                 .map_err(std::io::Error::other)?;
@@ -299,7 +309,10 @@ impl<W: Write> Exporter<W> {
                 ExportFormat::Epd => epd_line(text, record, step, label),
                 ExportFormat::Jsonl => jsonl_line(text, record, step, label),
                 ExportFormat::Bullet => bullet_board(record, step, label).map(|b| bullet.push(b)),
-                ExportFormat::Pgn | ExportFormat::Binpack | ExportFormat::Viriformat => return,
+                ExportFormat::Pgn
+                | ExportFormat::Binpack
+                | ExportFormat::Viriformat
+                | ExportFormat::Parquet => return,
             };
             match written {
                 Some(()) => stats.written += 1,
@@ -648,7 +661,33 @@ impl Export {
     /// Writes the export to `out`, block by block (the file is read twice
     /// when the piece counts are resampled: once for the counts).
     pub fn run<W: Write>(self, out: W) -> Result<ExportReport, ExportError> {
-        let mut shaper = self.rules.map(Shaper::new);
+        let every = KbzReader::open(&self.file)?.header.options.labels_every_position();
+        let mut exporter = Exporter::new(self.format, out)?.with_analysis_tags(every);
+        let mut report = self.each_game(|g| Ok(exporter.game(g)?))?;
+        report.stats = exporter.stats;
+        exporter.finish()?;
+        Ok(report)
+    }
+
+    /// Writes the export as Parquet (one row per labelled position, see
+    /// [`POSITION_COLUMNS`]) to `out`, streamed: memory holds a row group.
+    #[cfg(feature = "parquet")]
+    pub fn run_parquet<W: Write + Send>(self, out: W) -> Result<ExportReport, ExportError> {
+        let every = KbzReader::open(&self.file)?.header.options.labels_every_position();
+        let mut table = PositionTable::new(out, every)?;
+        let mut report = self.each_game(|g| Ok(table.game(g)?))?;
+        report.stats = table.stats;
+        table.finish()?;
+        Ok(report)
+    }
+
+    /// Reads the file block by block, each game shaped (when there are
+    /// rules) and handed to `f`.
+    fn each_game(
+        &self,
+        mut f: impl FnMut(&GameRecord) -> Result<(), ExportError>,
+    ) -> Result<ExportReport, ExportError> {
+        let mut shaper = self.rules.clone().map(Shaper::new);
         if let Some(shaper) = shaper.as_mut().filter(|s| s.needs_counts()) {
             let mut reader = KbzReader::open(&self.file)?;
             while let Some(Ok((_, _, block))) = reader.next_block() {
@@ -658,16 +697,14 @@ impl Export {
             }
         }
         let mut reader = KbzReader::open(&self.file)?;
-        let every = reader.header.options.labels_every_position();
-        let mut exporter = Exporter::new(self.format, out)?.with_analysis_tags(every);
         let mut corrupt = None;
         while let Some(next) = reader.next_block() {
             match next {
                 Ok((_, _, block)) => {
                     for g in &block {
                         match shaper.as_mut() {
-                            Some(shaper) => exporter.game(&shaper.shape(g)?)?,
-                            None => exporter.game(g)?,
+                            Some(shaper) => f(&shaper.shape(g)?)?,
+                            None => f(g)?,
                         }
                     }
                 }
@@ -677,14 +714,172 @@ impl Export {
                 }
             }
         }
-        let stats = exporter.stats;
-        exporter.finish()?;
         Ok(ExportReport {
-            stats,
+            stats: ExportStats::default(),
             shaped: shaper.map(|s| s.stats),
             complete: reader.is_complete(),
             read: reader.read_counts(),
             corrupt,
         })
     }
+}
+
+/// The columns of `export --format parquet`, one row per labelled
+/// position. Tag columns bear Lichess's names (and its types: ratings as
+/// `int16`), so the table joins Lichess's games on `Site`; scores are the
+/// side to move's, as kibitz's labels.
+///
+/// | column | type | what |
+/// |---|---|---|
+/// | game | uint64 | the game's index in its input (from 0) |
+/// | Event, Site, White, Black | string | the game's tags (null when empty) |
+/// | WhiteElo, BlackElo | int16 | the ratings (null when the game has none) |
+/// | ply | uint16 | the position's ply (0: the start) |
+/// | fen | string | the position |
+/// | side_to_move | string | `w` or `b` |
+/// | cp | int32 | the score in centipawns (null for a mate) |
+/// | mate | int32 | mate in moves (positive: the side to move mates; null otherwise) |
+/// | win_percent | double | Lichess's Win% of the score for the side to move, 0 to 100 |
+/// | best | string | the best move in UCI (null when the label has none) |
+/// | depth | uint8 | the depth searched (0 for `[%eval]` labels) |
+/// | pv | list<string> | the principal variation in UCI, when kept (null otherwise) |
+/// | Result | string | the game's result (`1-0`, `0-1`, `1/2-1/2`, `*`) |
+/// | played | string | the move played from the position, in UCI (null at a game's end) |
+/// | judgment | string | the move played judged as Lichess does (`Inaccuracy`, `Mistake`, `Blunder`), when the file labels every position; null for a good move or without analysis |
+#[cfg(feature = "parquet")]
+pub const POSITION_COLUMNS: [(&str, crate::io::parquet::write::ColumnType); 21] = {
+    use crate::io::parquet::write::ColumnType as T;
+    [
+        ("game", T::U64),
+        ("Event", T::Text),
+        ("Site", T::Text),
+        ("White", T::Text),
+        ("Black", T::Text),
+        ("WhiteElo", T::I16),
+        ("BlackElo", T::I16),
+        ("ply", T::U16),
+        ("fen", T::Text),
+        ("side_to_move", T::Text),
+        ("cp", T::I32),
+        ("mate", T::I32),
+        ("win_percent", T::F64),
+        ("best", T::Text),
+        ("depth", T::U8),
+        ("pv", T::TextList),
+        ("Result", T::Text),
+        ("played", T::Text),
+        ("judgment", T::Text),
+        ("limit", T::Text),
+        ("tablebase", T::Text),
+    ]
+};
+
+/// The positions table being written.
+#[cfg(feature = "parquet")]
+struct PositionTable<W: Write + Send> {
+    table: crate::io::parquet::write::Table<W>,
+    /// The file labels every position: judge the moves played.
+    analysis: bool,
+    stats: ExportStats,
+}
+
+#[cfg(feature = "parquet")]
+impl<W: Write + Send> PositionTable<W> {
+    fn new(out: W, analysis: bool) -> std::io::Result<PositionTable<W>> {
+        let table = crate::io::parquet::write::Table::new(out, &POSITION_COLUMNS)?;
+        Ok(PositionTable { table, analysis, stats: ExportStats::default() })
+    }
+
+    fn game(&mut self, record: &GameRecord) -> std::io::Result<()> {
+        self.stats.games += 1;
+        // The judgment of the move played from each ply.
+        let mut judged: Vec<Option<&'static str>> = Vec::new();
+        if self.analysis {
+            let analysis = analyse(record)?;
+            judged = vec![None; record.moves.len() + 1];
+            for m in &analysis.moves {
+                if let (Some(a), Some(slot)) = (m.advice, judged.get_mut(m.ply.wrapping_sub(1))) {
+                    *slot = Some(a.judgment.name());
+                }
+            }
+        }
+        let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+        let tags: Vec<Option<String>> =
+            [0, 1, 4, 5].iter().map(|&i| nonempty(&record.tags[i])).collect();
+        let elo = record.elo.map(|e| (e > 0 && e <= i16::MAX as u16).then_some(i64::from(e)));
+        let result = result_text(record.result);
+        let table = &mut self.table;
+        let mut failed = None;
+        walk(record, |step: &Step<'_>| {
+            let Some(label) = step.label else { return };
+            let pos = step.pos;
+            let chess960 = pos.is_chess960();
+            let t = &mut *table;
+            t.int(Some(record.index as i64));
+            for tag in &tags {
+                t.text(tag.as_deref());
+            }
+            t.int(elo[0]);
+            t.int(elo[1]);
+            t.int(Some(step.ply.min(u16::MAX as usize) as i64));
+            t.text(Some(&pos.fen()));
+            t.text(Some(if pos.side_to_move() == Color::White { "w" } else { "b" }));
+            let (cp, mate) = match ScoreKind::from_score(i32::from(label.score)) {
+                ScoreKind::Cp(cp) => (Some(i64::from(cp)), None),
+                ScoreKind::Mate(n) => (None, Some(i64::from(n))),
+            };
+            t.int(cp);
+            t.int(mate);
+            let win = match (cp, mate) {
+                (Some(cp), _) => crate::analysis::win_percent(cp as i32),
+                (_, Some(n)) if n > 0 => 100.0,
+                _ => 0.0,
+            };
+            t.float(Some(win));
+            let uci = |m: Move| move_to_uci(m, chess960);
+            t.text(step.best.map(uci).as_deref());
+            t.int(Some(i64::from(label.depth)));
+            let pv: Vec<String> = label.pv.moves(pos).into_iter().map(uci).collect();
+            t.text_list((!pv.is_empty()).then(|| pv.iter().map(String::as_str)));
+            t.text(Some(result));
+            t.text(step.played.map(uci).as_deref());
+            t.text(judged.get(step.ply).copied().flatten());
+            t.text(if label.flags & LABEL_SHORT_OF_LIMIT != 0 {
+                Some("short")
+            } else if label.flags & LABEL_PAST_LIMIT != 0 {
+                Some("past")
+            } else {
+                None
+            });
+            t.text(tablebase_text(label));
+            if let Err(e) = t.end_row() {
+                failed.get_or_insert(e);
+            }
+            self.stats.written += 1;
+        })?;
+        failed.map_or(Ok(()), Err)
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        let mut out = self.table.finish()?;
+        out.flush()
+    }
+}
+
+/// What the tables say of a label that is theirs (`win`, `loss`, `draw`,
+/// `cursed-win`, `blessed-loss`; side to move's view).
+#[cfg(feature = "parquet")]
+fn tablebase_text(label: &Label) -> Option<&'static str> {
+    use crate::record::format::{LABEL_TABLEBASE, LABEL_TB_50_MOVE};
+    if label.flags & LABEL_TABLEBASE == 0 {
+        return None;
+    }
+    let cursed = label.flags & LABEL_TB_50_MOVE != 0;
+    Some(match (label.score.signum(), cursed) {
+        (1, false) => "win",
+        (1, true) => "cursed-win",
+        (-1, false) => "loss",
+        (-1, true) => "blessed-loss",
+        _ => "draw",
+    })
 }

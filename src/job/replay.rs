@@ -31,7 +31,10 @@
 use std::{io, path::PathBuf};
 
 use crate::{
-    io::source::{ChunkConfig, Format, display_name},
+    io::{
+        place::describe,
+        source::{ChunkConfig, Format, display_name},
+    },
     pipeline::{
         fingerprint::Fingerprint,
         replayer::{ChunkOutcome, Rejected, ReplayOptions, Replayer, Verify},
@@ -151,6 +154,7 @@ impl Replay {
                 ..ChunkConfig::default()
             },
             count_games: false,
+            filter: None,
         };
         let options = ReplayOptions {
             verify: self.settings.verify,
@@ -177,7 +181,7 @@ impl Replay {
             &config,
             || Replayer::new(options.clone()),
             |replayer, chunk| match chunk.format {
-                Format::Pgn => replayer.replay_pgn_chunk(&chunk.data, chunk.offset, chunk.file),
+                Format::Pgn => replayer.replay_chunk(chunk),
                 Format::Epd => replayer.replay_epd_chunk(&chunk.data, chunk.offset, chunk.file),
             },
             |event| {
@@ -201,7 +205,9 @@ impl Replay {
                     }
                     Event::Error { file, offset, message } => {
                         sink.input_error(&names[file], offset, &message);
-                        let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+                        let at = offset
+                            .map(|o| format!(" at {}", describe(&names[file], o)))
+                            .unwrap_or_default();
                         summary.files[file].errors.push(format!("{message}{at}"));
                         summary.input_errors += 1;
                     }

@@ -749,3 +749,169 @@ const TAIL: &str = r#"<script>
 </body>
 </html>
 "#;
+
+/// The report as Parquet tables (`report --parquet DIR`): `games.parquet`,
+/// a row per game, and `players.parquet`, a row per player. Tag columns
+/// bear Lichess's names (Event, Site, White, Black, Result, WhiteElo,
+/// BlackElo), so the games join Lichess's own on `Site`; the totals are
+/// named `{side}_{measure}` over the game and `{side}_{phase}_{measure}`
+/// per phase (`white_accuracy`, `black_endgame_blunders`), and a player's
+/// `{group}_{measure}` (`all_acpl`, `white_games`, `opening_mistakes`).
+#[cfg(feature = "parquet")]
+pub mod tables {
+    use std::io::Write;
+
+    use super::{GameSummary, PlayerSummary, PlayerTotals};
+    use crate::{
+        analysis::Totals,
+        io::parquet::write::{ColumnType as T, Table},
+    };
+
+    const SIDES: [&str; 2] = ["white", "black"];
+    const PARTS: [&str; 4] = ["", "opening_", "middlegame_", "endgame_"];
+    const SIDE_MEASURES: [(&str, T); 6] = [
+        ("moves", T::U32),
+        ("accuracy", T::F64),
+        ("acpl", T::I32),
+        ("inaccuracies", T::U32),
+        ("mistakes", T::U32),
+        ("blunders", T::U32),
+    ];
+    const GROUPS: [&str; 6] = ["all", "white", "black", "opening", "middlegame", "endgame"];
+    const PLAYER_MEASURES: [(&str, T); 8] = [
+        ("games", T::U32),
+        ("moves", T::U64),
+        ("accuracy", T::F64),
+        ("acpl", T::F64),
+        ("inaccuracies", T::U64),
+        ("mistakes", T::U64),
+        ("blunders", T::U64),
+        ("blunders_per_100", T::F64),
+    ];
+
+    /// The games table's columns.
+    pub fn game_columns() -> Vec<(String, T)> {
+        let mut c: Vec<(String, T)> = [
+            ("game", T::U64),
+            ("file", T::Text),
+            ("Event", T::Text),
+            ("Site", T::Text),
+            ("Date", T::Text),
+            ("White", T::Text),
+            ("Black", T::Text),
+            ("WhiteElo", T::I16),
+            ("BlackElo", T::I16),
+            ("Result", T::Text),
+            ("plies", T::U32),
+            ("middlegame_ply", T::U32),
+            ("endgame_ply", T::U32),
+            ("unlabelled", T::U32),
+        ]
+        .into_iter()
+        .map(|(n, t)| (n.to_string(), t))
+        .collect();
+        for side in SIDES {
+            for part in PARTS {
+                for (m, t) in SIDE_MEASURES {
+                    c.push((format!("{side}_{part}{m}"), t));
+                }
+            }
+        }
+        c
+    }
+
+    /// The players table's columns.
+    pub fn player_columns() -> Vec<(String, T)> {
+        let mut c: Vec<(String, T)> = vec![
+            ("name".into(), T::Text),
+            ("rating".into(), T::F64),
+            ("last_rating".into(), T::I32),
+        ];
+        for g in GROUPS {
+            for (m, t) in PLAYER_MEASURES {
+                c.push((format!("{g}_{m}"), t));
+            }
+        }
+        c
+    }
+
+    fn table<W: Write + Send>(out: W, columns: &[(String, T)]) -> std::io::Result<Table<W>> {
+        let named: Vec<(&str, T)> = columns.iter().map(|(n, t)| (n.as_str(), *t)).collect();
+        Table::new(out, &named)
+    }
+
+    /// The games table being written.
+    pub struct GamesTable<W: Write + Send>(Table<W>);
+
+    impl<W: Write + Send> GamesTable<W> {
+        /// A games table written to `out`.
+        pub fn new(out: W) -> std::io::Result<GamesTable<W>> {
+            Ok(GamesTable(table(out, &game_columns())?))
+        }
+
+        /// Adds a game's row.
+        pub fn add(&mut self, g: &GameSummary) -> std::io::Result<()> {
+            let t = &mut self.0;
+            let text = |s: &str| (!s.is_empty()).then(|| s.to_string());
+            let elo = |e: Option<u16>| e.filter(|&e| e <= i16::MAX as u16).map(i64::from);
+            t.int(Some(g.index as i64));
+            t.text(Some(&g.file));
+            for s in [&g.event, &g.site, &g.date, &g.white_name, &g.black_name] {
+                t.text(text(s).as_deref());
+            }
+            t.int(elo(g.white_elo));
+            t.int(elo(g.black_elo));
+            t.text(Some(&g.result));
+            t.int(Some(g.plies as i64));
+            t.int(g.division.middlegame.map(|p| p as i64));
+            t.int(g.division.endgame.map(|p| p as i64));
+            t.int(Some(i64::from(g.unlabelled)));
+            for side in [&g.white, &g.black] {
+                for part in [&side.game, &side.opening, &side.middlegame, &side.endgame] {
+                    side_totals(t, part);
+                }
+            }
+            t.end_row()
+        }
+
+        /// Writes the footer; returns the output.
+        pub fn finish(self) -> std::io::Result<W> {
+            self.0.finish()
+        }
+    }
+
+    fn side_totals<W: Write + Send>(t: &mut Table<W>, x: &Totals) {
+        t.int(Some(i64::from(x.moves)));
+        t.float(x.accuracy);
+        t.int(x.acpl.map(i64::from));
+        t.int(Some(i64::from(x.inaccuracies)));
+        t.int(Some(i64::from(x.mistakes)));
+        t.int(Some(i64::from(x.blunders)));
+    }
+
+    fn player_totals<W: Write + Send>(t: &mut Table<W>, x: &PlayerTotals) {
+        t.int(Some(i64::from(x.games)));
+        t.int(Some(x.moves as i64));
+        t.float(x.accuracy);
+        t.float(x.acpl);
+        t.int(Some(x.inaccuracies as i64));
+        t.int(Some(x.mistakes as i64));
+        t.int(Some(x.blunders as i64));
+        t.float(x.blunders_per_100);
+    }
+
+    /// Writes the players table to `out`; returns the output.
+    pub fn write_players<W: Write + Send>(out: W, players: &[PlayerSummary]) -> std::io::Result<W> {
+        let mut t = table(out, &player_columns())?;
+        for p in players {
+            t.text(Some(&p.name));
+            t.float(p.rating);
+            t.int(p.last_rating.map(i64::from));
+            for g in [&p.all, &p.white, &p.black, &p.opening, &p.middlegame, &p.endgame] {
+                player_totals(&mut t, g);
+            }
+            t.end_row()?;
+        }
+        t.finish()
+    }
+}

@@ -157,7 +157,7 @@ pub struct LabelFailure {
 /// A failure located in the input: file, game (numbered from 1) and the
 /// byte offset where the game starts. Serialized as its message.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{file}: game {game} at byte {offset}, {failure}")]
+#[error("{file}: game {game} at {}, {failure}", crate::io::place::describe(file, *offset))]
 pub struct LocatedFailure {
     /// The input's name.
     pub file: String,
@@ -177,7 +177,7 @@ impl serde::Serialize for LocatedFailure {
 
 /// A labeller that gave up, where: the run must stop before this game.
 #[derive(Clone, Debug, thiserror::Error)]
-#[error("{file}: game {game} at byte {offset}: {cause}")]
+#[error("{file}: game {game} at {}: {cause}", crate::io::place::describe(file, *offset))]
 pub struct GaveUp {
     /// The input's name.
     pub file: String,

@@ -391,6 +391,8 @@ impl<L: Labeller> Worker<L> {
             date: extra(3).or(Some(game.date.raw()).filter(|d| nonempty(d))),
             termination: extra(4),
             result: Some(game.result.raw()).filter(|r| nonempty(r)),
+            white_title: extra(5),
+            black_title: extra(6),
         };
         match filter.check(&tags) {
             Verdict::Keep => true,
@@ -412,6 +414,7 @@ impl<L: Labeller> Worker<L> {
             Format::Pgn => {
                 let tags = FILTER_TAGS.map(|t| t.to_vec());
                 let mut reader = GameReader::new(&chunk.data, chunk.offset, &tags);
+                reader.set_places(chunk.places());
                 reader.set_annotations(self.options.label == LabelSource::PgnEval);
                 let mut index = chunk.first_game;
                 while let Some(game) = reader.next_game() {
@@ -588,9 +591,10 @@ impl<L: Labeller> Worker<L> {
             let (file, offset) = self.at;
             let name = self.inputs.get(file).map_or("?", String::as_str);
             stats.first_off_limit = Some(format!(
-                "{name}: game {} at byte {offset}, ply {}: the engine {what} its limit (it \
+                "{name}: game {} at {}, ply {}: the engine {what} its limit (it \
                  reported depth {}, {} nodes)",
                 ctx.game + 1,
+                crate::io::place::describe(name, offset),
                 ctx.ply,
                 l.depth,
                 l.nodes

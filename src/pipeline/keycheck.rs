@@ -241,6 +241,8 @@ pub fn open_key_file(path: &Path) -> io::Result<Box<dyn BufRead + Send>> {
             1 << 16,
             flate2::bufread::MultiGzDecoder::new(reader),
         )),
+        // Never detected from a stream's first bytes.
+        Compression::Parquet => Box::new(reader),
     })
 }
 

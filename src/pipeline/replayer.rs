@@ -27,6 +27,7 @@ use crate::{
     io::{
         epd::EpdLine,
         pgn::{BadToken, BadTokenKind, GameReader, ParsedGame},
+        source::Chunk,
     },
     pipeline::fingerprint::Fingerprint,
 };
@@ -398,9 +399,26 @@ impl Replayer {
     /// Replays every game of a chunk of PGN text. `base` is the chunk's
     /// offset in its input, `file` the input's index.
     pub fn replay_pgn_chunk(&mut self, text: &[u8], base: u64, file: usize) -> ChunkOutcome {
+        self.replay_pgn_text(text, base, file, &[])
+    }
+
+    /// Replays every game of a chunk of PGN (from a text file or made from
+    /// a Parquet file's rows, whose games' places are their rows).
+    pub fn replay_chunk(&mut self, chunk: &Chunk) -> ChunkOutcome {
+        self.replay_pgn_text(&chunk.data, chunk.offset, chunk.file, chunk.places())
+    }
+
+    fn replay_pgn_text(
+        &mut self,
+        text: &[u8],
+        base: u64,
+        file: usize,
+        places: &[(u32, u64)],
+    ) -> ChunkOutcome {
         let mut out = ChunkOutcome::default();
         let no_tags: [Vec<u8>; 0] = [];
         let mut reader = GameReader::new(text, base, &no_tags);
+        reader.set_places(places);
         reader.set_annotations(self.options.annotations);
         while let Some(game) = reader.next_game() {
             let local = out.games;

@@ -20,8 +20,9 @@ use std::{
 
 use crossbeam_channel::{Receiver, Sender, bounded};
 
-use crate::io::source::{
-    self, Chunk, ChunkConfig, ChunkData, Compression, Format, InputEvent, Release,
+use crate::io::{
+    filter::GameFilter,
+    source::{self, Chunk, ChunkConfig, ChunkData, Compression, Format, InputEvent, Release},
 };
 
 /// What the caller receives, in input order.
@@ -80,6 +81,10 @@ pub struct PipelineConfig {
     /// knows the index of its first game (needed by `--shard`, `--resume`,
     /// `--max-games`; costs a parse per chunk, small next to a search).
     pub count_games: bool,
+    /// The game filters of the run, for inputs that can check them before
+    /// reading a game's moves (Parquet: on its tag columns). The workers
+    /// still apply them: this only saves work.
+    pub filter: Option<std::sync::Arc<GameFilter>>,
 }
 
 /// The number of games (PGN) or positions (EPD) in a chunk, counted the
@@ -89,6 +94,7 @@ pub fn count_games(chunk: &Chunk) -> u64 {
         Format::Pgn => {
             let no_tags: [Vec<u8>; 0] = [];
             let mut reader = crate::io::pgn::GameReader::new(&chunk.data, chunk.offset, &no_tags);
+            reader.set_places(chunk.places());
             reader.set_annotations(false);
             let mut n = 0;
             while reader.next_game().is_some() {
@@ -180,27 +186,35 @@ where
         if !go_on {
             break;
         }
-        source::read_input(file, path, config.format, &config.chunk, &mut |event| {
-            let event = match event {
-                InputEvent::Chunk(mut chunk) => {
-                    if config.count_games {
-                        chunk.first_game = games;
-                        games += count_games(&chunk);
+        let filter = config.filter.as_deref();
+        source::read_input_filtered(
+            file,
+            path,
+            config.format,
+            &config.chunk,
+            filter,
+            &mut |event| {
+                let event = match event {
+                    InputEvent::Chunk(mut chunk) => {
+                        if config.count_games {
+                            chunk.first_game = games;
+                            games += count_games(&chunk);
+                        }
+                        let result = work(&mut state, &chunk);
+                        release.after(chunk.file, &chunk.data);
+                        let cut = cut_short(&chunk);
+                        go_on = on_event(chunk_event(&chunk, result));
+                        if go_on && let Some(cut) = cut {
+                            go_on = on_event(cut);
+                        }
+                        return go_on;
                     }
-                    let result = work(&mut state, &chunk);
-                    release.after(chunk.file, &chunk.data);
-                    let cut = cut_short(&chunk);
-                    go_on = on_event(chunk_event(&chunk, result));
-                    if go_on && let Some(cut) = cut {
-                        go_on = on_event(cut);
-                    }
-                    return go_on;
-                }
-                other => pass_through(other),
-            };
-            go_on = on_event(event);
-            go_on
-        });
+                    other => pass_through(other),
+                };
+                go_on = on_event(event);
+                go_on
+            },
+        );
     }
 }
 
@@ -218,7 +232,8 @@ fn read_inputs(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        source::read_input(file, path, config.format, &config.chunk, &mut |mut event| {
+        let filter = config.filter.as_deref();
+        let emit = &mut |mut event: InputEvent| {
             if stop.load(Ordering::Relaxed) || permits.recv().is_err() {
                 return false;
             }
@@ -231,7 +246,8 @@ fn read_inputs(
             let ok = jobs.send((seq, event)).is_ok();
             seq += 1;
             ok
-        });
+        };
+        source::read_input_filtered(file, path, config.format, &config.chunk, filter, emit);
     }
 }
 

@@ -42,7 +42,7 @@ pub const MAGIC: [u8; 8] = *b"KIBITZ\x00\x01";
 /// self-play run ([`SelfPlayOptions`]); version 6 a byte of flags per
 /// label ([`Label::flags`]: an engine that did not keep to its limit).
 /// Files of every earlier version still read.
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 
 /// The longest principal variation a label keeps, in plies (as Lichess
 /// stores with its analysis).
@@ -255,12 +255,16 @@ impl Encode for Options {
         self.multipv.encode(e)?;
         self.relabelled_from.encode(e)?;
         match &self.selfplay {
-            None => 0u8.encode(e),
+            None => 0u8.encode(e)?,
             Some(p) => {
                 1u8.encode(e)?;
-                encode_selfplay(p, e)
+                encode_selfplay(p, e)?;
             }
         }
+        // Version 7: the title filters, after everything older versions
+        // hold.
+        self.filter.titles.encode(e)?;
+        self.filter.exclude_titles.encode(e)
     }
 }
 
@@ -337,8 +341,10 @@ impl Options {
     }
 }
 
-impl<Context> Decode<Context> for Options {
-    fn decode<D: bincode::de::Decoder<Context = Context>>(
+impl Options {
+    /// The options as versions 5 and 6 wrote them, before the title
+    /// filters.
+    fn decode_v6<Context, D: bincode::de::Decoder<Context = Context>>(
         d: &mut D,
     ) -> Result<Options, DecodeError> {
         let mut options = Options::decode_v4(d)?;
@@ -347,6 +353,17 @@ impl<Context> Decode<Context> for Options {
             1 => Some(decode_selfplay(d)?),
             _ => return Err(DecodeError::Other("self-play options: a tag other than 0 or 1")),
         };
+        Ok(options)
+    }
+}
+
+impl<Context> Decode<Context> for Options {
+    fn decode<D: bincode::de::Decoder<Context = Context>>(
+        d: &mut D,
+    ) -> Result<Options, DecodeError> {
+        let mut options = Options::decode_v6(d)?;
+        options.filter.titles = Vec::<String>::decode(d)?;
+        options.filter.exclude_titles = Vec::<String>::decode(d)?;
         Ok(options)
     }
 }
@@ -401,6 +418,8 @@ fn decode_filter<Context, D: bincode::de::Decoder<Context = Context>>(
         date_to: Option::<String>::decode(d)?,
         terminations: Vec::<String>::decode(d)?,
         results: Vec::<String>::decode(d)?,
+        titles: Vec::new(),
+        exclude_titles: Vec::new(),
     })
 }
 
@@ -529,6 +548,7 @@ impl<Context> Decode<Context> for Header {
             2 => OptionsV2::decode(d)?.into(),
             3 => OptionsV3::decode(d)?.into(),
             4 => Options::decode_v4(d)?,
+            5 | 6 => Options::decode_v6(d)?,
             _ => Options::decode(d)?,
         };
         let inputs = Vec::<InputInfo>::decode(d)?;

@@ -202,6 +202,43 @@ pub fn viriformat_games(
     })
 }
 
+/// Whether `path` is a Parquet file: `PAR1` at both ends.
+fn is_parquet_file(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+    f.read_exact(&mut head).is_ok()
+        && f.seek(SeekFrom::End(-4)).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && &head == b"PAR1"
+        && &tail == b"PAR1"
+}
+
+/// The positions of a file of Lichess's evaluations (see
+/// [`crate::io::parquet::evals`]).
+#[cfg(feature = "parquet")]
+fn lichess_eval_games(
+    path: &Path,
+    first: u64,
+    f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    crate::io::parquet::evals::eval_games(path, first, f)
+}
+
+/// Without Parquet support, a file of Lichess's evaluations is refused.
+#[cfg(not(feature = "parquet"))]
+fn lichess_eval_games(
+    path: &Path,
+    _first: u64,
+    _f: impl FnMut(GameRecord),
+) -> Result<u64, RecordError> {
+    Err(RecordError {
+        path: path.to_path_buf(),
+        offset: 0,
+        message: "a Parquet file, and this kibitz was built without the `parquet` feature".into(),
+    })
+}
+
 /// A file of labelled positions in another program's format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Foreign {
@@ -211,6 +248,10 @@ pub enum Foreign {
     Plain,
     /// viriformat (`.vf`, `.viri`, `.viriformat`; plain or zstd).
     Viriformat,
+    /// Lichess's evaluations (`Lichess/chess-position-evaluations`): a
+    /// Parquet file with `fen` and `line` columns. Its records have no
+    /// result.
+    LichessEvals,
 }
 
 impl Foreign {
@@ -225,6 +266,9 @@ impl Foreign {
             .unwrap_or("");
         if ext == "binpack" {
             return Some(Foreign::Binpack);
+        }
+        if is_parquet_file(path) {
+            return crate::io::parquet_evals(path).then_some(Foreign::LichessEvals);
         }
         if ["vf", "viri", "viriformat"].contains(&ext)
             || (ext == "zst" && ["vf", "viri", "viriformat"].contains(&stem_ext))
@@ -245,6 +289,7 @@ impl Foreign {
             Foreign::Binpack => "binpack",
             Foreign::Plain => "plain",
             Foreign::Viriformat => "viriformat",
+            Foreign::LichessEvals => "Lichess evaluations",
         }
     }
 
@@ -259,6 +304,7 @@ impl Foreign {
             Foreign::Binpack => binpack_games(path, first, f),
             Foreign::Plain => plain_games(path, first, f),
             Foreign::Viriformat => viriformat_games(path, first, f),
+            Foreign::LichessEvals => lichess_eval_games(path, first, f),
         }
     }
 }

@@ -110,6 +110,18 @@ pub struct Chunk {
     /// Index (over all inputs) of the chunk's first game or EPD line, when
     /// the pipeline counts games.
     pub first_game: u64,
+    /// For games read from a Parquet file: each game's first byte in the
+    /// chunk's text and its row in the file, which stands for its offset
+    /// (see [`crate::io::place`]). `None` for text inputs.
+    pub places: Option<Arc<[(u32, u64)]>>,
+}
+
+impl Chunk {
+    /// The games' places when they are rows (empty for text inputs, whose
+    /// games' places are their byte offsets).
+    pub fn places(&self) -> &[(u32, u64)] {
+        self.places.as_deref().unwrap_or(&[])
+    }
 }
 
 /// What reading an input produces, in order.

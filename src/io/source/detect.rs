@@ -21,6 +21,16 @@ pub enum Compression {
     Zstd,
     /// gzip (one or more members).
     Gzip,
+    /// A Parquet file (Lichess's games dataset): columns, compressed page
+    /// by page. Found by the magic number at both ends, so only a file
+    /// (not a stream) is one.
+    Parquet,
+}
+
+/// Whether `bytes` (a whole file) is a Parquet file: `PAR1` at its start
+/// and at its end.
+pub fn is_parquet(bytes: &[u8]) -> bool {
+    bytes.len() >= 12 && bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1")
 }
 
 impl Compression {
@@ -138,6 +148,7 @@ pub(super) fn compression_name(c: Compression) -> &'static str {
         Compression::Plain => "plain",
         Compression::Zstd => "zstd",
         Compression::Gzip => "gzip",
+        Compression::Parquet => "parquet",
     }
 }
 

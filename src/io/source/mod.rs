@@ -27,7 +27,7 @@ mod frames;
 mod split;
 
 pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent, Release};
-pub use detect::{Compression, Format, binary_at, sniff_format};
+pub use detect::{Compression, Format, binary_at, is_parquet, sniff_format};
 pub use frames::{zstd_frame_end, zstd_frames};
 pub use split::find_boundary;
 
@@ -42,7 +42,7 @@ use std::{
 use memmap2::{Advice, Mmap};
 use rayon::prelude::*;
 
-use crate::io::mapguard::GuardedMap;
+use crate::io::{filter::GameFilter, mapguard::GuardedMap};
 use detect::compression_name;
 use frames::{MAX_PARALLEL_FRAME, decode_frame};
 use split::{SplitResult, Splitter, drop_cut_game, rfind_boundary};
@@ -56,7 +56,23 @@ pub fn read_input(
     config: &ChunkConfig,
     emit: &mut Emit<'_>,
 ) {
-    let mut reader = InputReader { file, config: *config, emit, stopped: false };
+    read_input_filtered(file, path, format, config, None, emit);
+}
+
+/// [`read_input`], with the game filters of the run: a Parquet input
+/// checks them on its tag columns and copies no moves of a game that
+/// fails (the game is still handed on, as its tags alone, so the filters
+/// count it as they count a PGN game). Text inputs ignore them here.
+pub fn read_input_filtered(
+    file: usize,
+    path: &Path,
+    format: Option<Format>,
+    config: &ChunkConfig,
+    filter: Option<&GameFilter>,
+    emit: &mut Emit<'_>,
+) {
+    let name = display_name(path);
+    let mut reader = InputReader { file, config: *config, emit, stopped: false, filter, name };
     reader.run(path, format);
 }
 
@@ -65,6 +81,12 @@ struct InputReader<'a, 'b> {
     config: ChunkConfig,
     emit: &'a mut Emit<'b>,
     stopped: bool,
+    /// The run's game filters (used by Parquet inputs).
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    filter: Option<&'a GameFilter>,
+    /// The input's name in messages.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    name: String,
 }
 
 /// Compressed input read from a map is released every this many bytes: the
@@ -224,6 +246,9 @@ impl InputReader<'_, '_> {
     fn mapped_inner(&mut self, map: &Arc<GuardedMap>, format: Option<Format>) -> (u64, u64) {
         let file = self.file;
         let size = map.len() as u64;
+        if is_parquet(map) {
+            return self.parquet(map);
+        }
         let compression = Compression::detect(map);
         match compression {
             Compression::Plain => {
@@ -276,6 +301,7 @@ impl InputReader<'_, '_> {
                         input_pos: end as u64,
                         data: ChunkData::Mapped(map.clone(), start..end),
                         first_game: 0,
+                        places: None,
                     }));
                     start = end;
                 }
@@ -292,6 +318,7 @@ impl InputReader<'_, '_> {
                     self.zstd_stream(map, format)
                 }
             }
+            Compression::Parquet => self.parquet(map),
             Compression::Gzip => {
                 let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
                 let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
@@ -301,6 +328,100 @@ impl InputReader<'_, '_> {
                 (count.load(std::sync::atomic::Ordering::Relaxed), out)
             }
         }
+    }
+
+    /// A Parquet file of games (Lichess's `standard-chess-games`): its
+    /// rows as PGN games, a window of row groups decoded in parallel and
+    /// handed on in order; pages of the map are released behind the
+    /// window. Returns (bytes in, bytes of PGN text made).
+    #[cfg(feature = "parquet")]
+    fn parquet(&mut self, map: &Arc<GuardedMap>) -> (u64, u64) {
+        use crate::io::parquet::{
+            games::{GamesFile, units},
+            map_bytes, row_group_starts,
+        };
+        let file = self.file;
+        let size = map.len() as u64;
+        let start = InputEvent::Start {
+            file,
+            size: Some(size),
+            compression: Compression::Parquet,
+            format: Format::Pgn,
+        };
+        self.send(start);
+        let games = match GamesFile::open(map_bytes(map.clone())) {
+            Ok(g) => g,
+            Err(e) => {
+                self.error(None, e);
+                return (0, 0);
+            }
+        };
+        crate::io::place::register_row_groups(&self.name, row_group_starts(&games.meta));
+        let units = units(&games.meta);
+        let window = self.config.frame_window.max(2) * 2;
+        let mut released = 0;
+        let mut text = 0u64;
+        for (w, batch) in units.chunks(window).enumerate() {
+            if self.stopped {
+                break;
+            }
+            let decoded = games.decode_window(batch, self.config.target, self.filter);
+            // Every row group before the next window's is decoded.
+            let next = units.get((w + 1) * window).map_or(map.len(), |u| u.start_byte as usize);
+            release_behind(map, &mut released, next);
+            for (unit, result) in batch.iter().zip(decoded) {
+                match result {
+                    Ok(pieces) => {
+                        for piece in pieces {
+                            text += piece.text.len() as u64;
+                            if text > self.config.max_text {
+                                self.error(None, max_bytes_message(self.config.max_text));
+                                return (unit.end_byte, text - piece.text.len() as u64);
+                            }
+                            let offset = piece.places.first().map_or(unit.first, |p| p.1);
+                            self.send(InputEvent::Chunk(Chunk {
+                                file,
+                                format: Format::Pgn,
+                                offset,
+                                input_pos: unit.end_byte,
+                                data: ChunkData::Owned(piece.text),
+                                first_game: 0,
+                                places: Some(piece.places.into()),
+                            }));
+                        }
+                    }
+                    Err(e) => self.error(
+                        Some(unit.first),
+                        format!(
+                            "row group {} (rows {} to {} of the file) cannot be read: {e}; \
+                             its games are skipped",
+                            unit.group,
+                            unit.first,
+                            unit.first + unit.rows as u64 - 1
+                        ),
+                    ),
+                }
+            }
+        }
+        (size, text)
+    }
+
+    /// Without Parquet support: the file is refused with the reason.
+    #[cfg(not(feature = "parquet"))]
+    fn parquet(&mut self, map: &Arc<GuardedMap>) -> (u64, u64) {
+        let file = self.file;
+        let size = Some(map.len() as u64);
+        self.send(InputEvent::Start {
+            file,
+            size,
+            compression: Compression::Parquet,
+            format: Format::Pgn,
+        });
+        self.error(
+            None,
+            "a Parquet file, and this kibitz was built without the `parquet` feature".into(),
+        );
+        (0, 0)
     }
 
     /// A stream (stdin, pipe, device, or a file that could not be mapped).
@@ -317,6 +438,15 @@ impl InputReader<'_, '_> {
                 return (0, 0);
             }
         };
+        if head.starts_with(b"PAR1") {
+            self.error(
+                None,
+                "a Parquet file cannot be read from standard input or a pipe: its footer, \
+                 which says where its columns are, is at its end; give its path"
+                    .into(),
+            );
+            return (0, 0);
+        }
         let compression = Compression::detect(head);
         let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let counting = Counting { inner: reader, count: count.clone() };
@@ -335,6 +465,7 @@ impl InputReader<'_, '_> {
                 let d = flate2::read::MultiGzDecoder::new(BufReader::new(counting));
                 self.split_stream(d, size, compression, format, &count)
             }
+            Compression::Parquet => 0,
         };
         (count.load(std::sync::atomic::Ordering::Relaxed), out)
     }
@@ -429,6 +560,7 @@ impl InputReader<'_, '_> {
                         input_pos,
                         data: ChunkData::Owned(data),
                         first_game: 0,
+                        places: None,
                     }));
                 }
                 SplitResult::Oversized(offset, len) => {

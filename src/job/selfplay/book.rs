@@ -16,7 +16,7 @@ use crate::{
     io::{
         epd::EpdLine,
         pgn::GameReader,
-        source::{ChunkConfig, Format, InputEvent, display_name, read_input},
+        source::{Chunk, ChunkConfig, Format, InputEvent, display_name, read_input},
     },
     pipeline::replayer::set_start_position,
     record::format::PackedBoard,
@@ -71,7 +71,8 @@ pub struct BookSkip {
 
 impl std::fmt::Display for BookSkip {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {} at byte {}", self.file, self.what, self.offset)?;
+        let place = crate::io::place::describe(&self.file, self.offset);
+        write!(f, "{}: {} at {place}", self.file, self.what)?;
         if let Some(ply) = self.ply {
             write!(f, ", ply {ply}")?;
         }
@@ -146,14 +147,15 @@ impl Book {
                 reading.unit = if chunk.format == Format::Epd { "line" } else { "game" };
                 match chunk.format {
                     Format::Epd => epd_positions(&chunk.data, chunk.offset, &mut reading),
-                    Format::Pgn => {
-                        pgn_positions(&chunk.data, chunk.offset, &startpos, &mut reading)
-                    }
+                    Format::Pgn => pgn_positions(&chunk, &startpos, &mut reading),
                 }
                 true
             }
             InputEvent::Error { offset, message, .. } => {
-                let at = offset.map(|o| format!(" at byte {o}")).unwrap_or_default();
+                let name = display_name(path);
+                let at = offset
+                    .map(|o| format!(" at {}", crate::io::place::describe(&name, o)))
+                    .unwrap_or_default();
                 failure = Some(BookError::Read {
                     path: path.to_path_buf(),
                     message: format!("{message}{at}"),
@@ -250,8 +252,9 @@ fn epd_positions(text: &[u8], offset: u64, reading: &mut Reading) {
 
 /// The final positions of a chunk of PGN games that starts at byte
 /// `offset`.
-fn pgn_positions(text: &[u8], offset: u64, startpos: &Position, reading: &mut Reading) {
-    let mut reader = GameReader::new(text, offset, &[]);
+fn pgn_positions(chunk: &Chunk, startpos: &Position, reading: &mut Reading) {
+    let mut reader = GameReader::new(&chunk.data, chunk.offset, &[]);
+    reader.set_places(chunk.places());
     let mut pos = startpos.clone();
     'games: while let Some(parsed) = reader.next_game() {
         reading.count += 1;

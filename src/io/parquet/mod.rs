@@ -1,0 +1,253 @@
+//! Parquet: Lichess's datasets read as kibitz's inputs, and the tables
+//! kibitz writes.
+//!
+//! * [`games`]: `Lichess/standard-chess-games` (one game a row, its tags
+//!   in columns and its moves in `movetext`) read as PGN games, row group
+//!   by row group, in parallel and in bounded memory.
+//! * [`evals`]: `Lichess/chess-position-evaluations` (one principal
+//!   variation a row) read as labelled positions.
+//! * [`write`]: tables written with zstd in row groups of a bounded size,
+//!   streamed.
+//!
+//! Column names and types are read from each file's footer: the datasets'
+//! schemas may change, so a column is found by its name and read from any
+//! of the types that can hold its values (strings of any width, integers
+//! of any width, dates and times in any unit); a file that lacks a
+//! required column, or holds one in a type that cannot be read, is an
+//! error that names the column.
+
+pub mod evals;
+pub mod games;
+pub mod write;
+
+use std::sync::Arc;
+
+use arrow_array::{Array, cast::AsArray, types::*};
+use arrow_schema::{DataType, TimeUnit};
+use bytes::Bytes;
+use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
+
+use crate::io::mapguard::GuardedMap;
+
+/// A memory map as the bytes the Parquet reader reads: pages are decoded
+/// straight from the map, nothing is copied first.
+struct MapBytes(Arc<GuardedMap>);
+
+impl AsRef<[u8]> for MapBytes {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+/// The bytes of a mapped file as the Parquet reader takes them.
+pub(crate) fn map_bytes(map: Arc<GuardedMap>) -> Bytes {
+    Bytes::from_owner(MapBytes(map))
+}
+
+/// A Parquet file's footer read, or why it cannot be. The reader is
+/// another crate's: a malformed footer must not take the run down with a
+/// panic.
+pub(crate) fn open_metadata(bytes: &Bytes) -> Result<ArrowReaderMetadata, String> {
+    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ArrowReaderMetadata::load(bytes, ArrowReaderOptions::new())
+    }));
+    match loaded {
+        Ok(Ok(m)) => Ok(m),
+        Ok(Err(e)) => Err(format!("not a readable Parquet file: {e}")),
+        Err(_) => Err("not a readable Parquet file: its footer is malformed".into()),
+    }
+}
+
+/// The first row of each row group of a file.
+pub(crate) fn row_group_starts(meta: &ArrowReaderMetadata) -> Vec<u64> {
+    let mut starts = Vec::with_capacity(meta.metadata().num_row_groups());
+    let mut at = 0u64;
+    for g in meta.metadata().row_groups() {
+        starts.push(at);
+        at += g.num_rows().max(0) as u64;
+    }
+    starts
+}
+
+/// What a column's values are read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Text.
+    Text,
+    /// A whole number.
+    Integer,
+    /// A day (PGN's `YYYY.MM.DD`).
+    Date,
+    /// A time of day (PGN's `HH:MM:SS`).
+    Time,
+}
+
+/// Whether values of type `t` can be read as `kind`.
+pub(crate) fn readable(t: &DataType, kind: Kind) -> bool {
+    use DataType as D;
+    match t {
+        D::Dictionary(_, values) => readable(values, kind),
+        D::Utf8 | D::LargeUtf8 | D::Utf8View => true,
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 => kind != Kind::Time && kind != Kind::Date,
+        D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => kind != Kind::Time && kind != Kind::Date,
+        D::Date32 | D::Date64 => kind == Kind::Date || kind == Kind::Text,
+        D::Time32(_) | D::Time64(_) => kind == Kind::Time || kind == Kind::Text,
+        D::Timestamp(_, _) => kind == Kind::Date || kind == Kind::Time || kind == Kind::Text,
+        D::Null => true,
+        _ => false,
+    }
+}
+
+/// The civil date of a day counted from 1970-01-01 (the proleptic
+/// Gregorian calendar), as `(year, month, day)`.
+pub(crate) fn civil_date(days: i64) -> (i64, u32, u32) {
+    // Days from 0000-03-01, in eras of 400 years (146,097 days).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+/// Appends `YYYY.MM.DD` for a day counted from 1970-01-01.
+fn push_date(out: &mut Vec<u8>, days: i64) {
+    use std::io::Write;
+    let (y, m, d) = civil_date(days);
+    let _ = write!(out, "{y:04}.{m:02}.{d:02}");
+}
+
+/// Appends `HH:MM:SS` for a number of seconds into a day.
+fn push_time(out: &mut Vec<u8>, seconds: i64) {
+    use std::io::Write;
+    let s = seconds.rem_euclid(86_400);
+    let _ = write!(out, "{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+}
+
+/// Seconds since 1970 of a timestamp's value in `unit`.
+fn timestamp_seconds(v: i64, unit: TimeUnit) -> i64 {
+    match unit {
+        TimeUnit::Second => v,
+        TimeUnit::Millisecond => v.div_euclid(1000),
+        TimeUnit::Microsecond => v.div_euclid(1_000_000),
+        TimeUnit::Nanosecond => v.div_euclid(1_000_000_000),
+    }
+}
+
+/// Appends the value at row `i` of `a` as `kind` writes it (PGN's date
+/// and time forms for days and times); returns `false`, appending
+/// nothing, for a null or a type [`readable`] refuses.
+pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
+    use std::io::Write;
+    if a.is_null(i) {
+        return false;
+    }
+    use DataType as D;
+    let int = |v: i64, out: &mut Vec<u8>| {
+        let _ = write!(out, "{v}");
+    };
+    match a.data_type() {
+        D::Dictionary(_, _) => {
+            let Some(dict) = a.as_any_dictionary_opt() else { return false };
+            let Some(key) = dict_key(dict.keys(), i) else { return false };
+            return push_cell(dict.values().as_ref(), key, kind, out);
+        }
+        D::Utf8 => out.extend_from_slice(a.as_string::<i32>().value(i).as_bytes()),
+        D::LargeUtf8 => out.extend_from_slice(a.as_string::<i64>().value(i).as_bytes()),
+        D::Utf8View => out.extend_from_slice(a.as_string_view().value(i).as_bytes()),
+        D::Int8 => int(a.as_primitive::<Int8Type>().value(i).into(), out),
+        D::Int16 => int(a.as_primitive::<Int16Type>().value(i).into(), out),
+        D::Int32 => int(a.as_primitive::<Int32Type>().value(i).into(), out),
+        D::Int64 => int(a.as_primitive::<Int64Type>().value(i), out),
+        D::UInt8 => int(a.as_primitive::<UInt8Type>().value(i).into(), out),
+        D::UInt16 => int(a.as_primitive::<UInt16Type>().value(i).into(), out),
+        D::UInt32 => int(a.as_primitive::<UInt32Type>().value(i).into(), out),
+        D::UInt64 => {
+            let _ = write!(out, "{}", a.as_primitive::<UInt64Type>().value(i));
+        }
+        D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
+        D::Date64 => push_date(out, a.as_primitive::<Date64Type>().value(i).div_euclid(86_400_000)),
+        D::Time32(TimeUnit::Second) => {
+            push_time(out, a.as_primitive::<Time32SecondType>().value(i).into())
+        }
+        D::Time32(_) => {
+            push_time(out, i64::from(a.as_primitive::<Time32MillisecondType>().value(i)) / 1000)
+        }
+        D::Time64(TimeUnit::Microsecond) => {
+            push_time(out, a.as_primitive::<Time64MicrosecondType>().value(i) / 1_000_000)
+        }
+        D::Time64(_) => {
+            push_time(out, a.as_primitive::<Time64NanosecondType>().value(i) / 1_000_000_000)
+        }
+        D::Timestamp(unit, _) => {
+            let v = match unit {
+                TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(i),
+                TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(i),
+                TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(i),
+                TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(i),
+            };
+            let s = timestamp_seconds(v, *unit);
+            match kind {
+                Kind::Time => push_time(out, s),
+                _ => push_date(out, s.div_euclid(86_400)),
+            }
+        }
+        _ => return false,
+    }
+    true
+}
+
+/// The key at row `i` of a dictionary's keys, as an index.
+fn dict_key(keys: &dyn Array, i: usize) -> Option<usize> {
+    use DataType as D;
+    let k: i64 = match keys.data_type() {
+        D::Int8 => keys.as_primitive::<Int8Type>().value(i).into(),
+        D::Int16 => keys.as_primitive::<Int16Type>().value(i).into(),
+        D::Int32 => keys.as_primitive::<Int32Type>().value(i).into(),
+        D::Int64 => keys.as_primitive::<Int64Type>().value(i),
+        D::UInt8 => keys.as_primitive::<UInt8Type>().value(i).into(),
+        D::UInt16 => keys.as_primitive::<UInt16Type>().value(i).into(),
+        D::UInt32 => keys.as_primitive::<UInt32Type>().value(i).into(),
+        D::UInt64 => i64::try_from(keys.as_primitive::<UInt64Type>().value(i)).ok()?,
+        _ => return None,
+    };
+    usize::try_from(k).ok()
+}
+
+/// The whole number at row `i` of `a` (an integer column, or text that
+/// holds one); `None` for a null or anything else.
+pub(crate) fn integer_at(a: &dyn Array, i: usize) -> Option<i64> {
+    let mut text = Vec::with_capacity(12);
+    if !push_cell(a, i, Kind::Integer, &mut text) {
+        return None;
+    }
+    std::str::from_utf8(&text).ok()?.trim().parse().ok()
+}
+
+/// The text at row `i` of `a`; `None` for a null.
+pub(crate) fn text_at(a: &dyn Array, i: usize) -> Option<String> {
+    let mut text = Vec::new();
+    push_cell(a, i, Kind::Text, &mut text).then(|| String::from_utf8_lossy(&text).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn civil_dates_match_the_calendar() {
+        assert_eq!(civil_date(0), (1970, 1, 1));
+        assert_eq!(civil_date(-1), (1969, 12, 31));
+        // 2016-05-01 is day 16,922; 2000-02-29 day 11,016.
+        assert_eq!(civil_date(16_922), (2016, 5, 1));
+        assert_eq!(civil_date(11_016), (2000, 2, 29));
+        assert_eq!(civil_date(11_017), (2000, 3, 1));
+        let mut out = Vec::new();
+        push_time(&mut out, 3 * 3600 + 4 * 60 + 5);
+        assert_eq!(out, b"03:04:05");
+    }
+}
