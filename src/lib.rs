@@ -170,6 +170,7 @@ pub use syzygy::{
 pub use io::{
     check_output_folder,
     epd::EpdLine,
+    expand_folders,
     filter::{GameFilter, Speed, normalize_date},
     make_output_folder, missing_folder,
     pgn::{GameReader, MAX_GAME_PLIES, ParsedGame, PgnEval, TagValue},

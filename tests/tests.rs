@@ -16,6 +16,8 @@ mod keys;
 mod layers;
 mod memory;
 mod nnue;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod perft;
 #[cfg(feature = "python-chess")]
 mod pgn;

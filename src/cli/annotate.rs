@@ -564,6 +564,7 @@ fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
 
 /// Runs `kibitz annotate`.
 pub fn run(args: AnnotateArgs) -> Result<ExitCode> {
+    let args = AnnotateArgs { inputs: kibitz::expand_folders(&args.inputs)?, ..args };
     if let Some(errors) = &args.errors {
         super::refuse_output_over_input(errors, &args.inputs)
             .with_context(|| format!("--errors {}", errors.display()))?;

@@ -70,6 +70,7 @@ pub(crate) fn parse_size(text: &str) -> Result<usize, String> {
 
 /// Runs `kibitz dedup`.
 pub fn run(args: DedupArgs) -> Result<ExitCode> {
+    let args = DedupArgs { files: kibitz::expand_folders(&args.files)?, ..args };
     let settings =
         DedupSettings { keep: args.keep.keep(), memory: args.dedup_memory, replace: args.force };
     let report = Dedup::new(args.files.clone(), args.output.clone(), settings)

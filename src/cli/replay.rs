@@ -399,6 +399,7 @@ fn close_reports(reports: &mut Reports) -> Result<Extras> {
 
 /// Runs `kibitz replay`.
 pub fn run(args: ReplayArgs) -> Result<ExitCode> {
+    let args = ReplayArgs { inputs: kibitz::expand_folders(&args.inputs)?, ..args };
     check_outputs(&args)?;
     let settings = ReplaySettings {
         format: args.format.map(Format::from),

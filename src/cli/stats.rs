@@ -29,6 +29,7 @@ pub struct StatsArgs {
 
 /// Runs `kibitz stats`.
 pub fn run(args: StatsArgs) -> Result<ExitCode> {
+    let args = StatsArgs { files: kibitz::expand_folders(&args.files)?, ..args };
     if let Some(dir) = &args.plots {
         kibitz::make_output_folder(dir)
             .with_context(|| format!("--plots {}: cannot create the folder", dir.display()))?;

@@ -149,6 +149,7 @@ impl TrainSink for CliSink {
 
 /// Runs `kibitz train`.
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
+    let args = TrainArgs { inputs: kibitz::expand_folders(&args.inputs)?, ..args };
     if args.output.exists() && !args.force && !args.resume {
         bail!(
             "{}: exists: use --force to replace it, or --resume to continue its run",

@@ -15,6 +15,48 @@ use std::{
     path::{Path, PathBuf},
 };
 
+/// The inputs with each folder replaced by the Parquet files beneath it, at
+/// any depth, in the order of their paths: Lichess's partitioned layout
+/// (`year=2025/month=05/train-00000-of-00042.parquet`) is read month by
+/// month, file by file. A folder that holds none is an error that names
+/// it; other inputs stay as given.
+pub fn expand_folders(inputs: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+        let mut entries: Vec<PathBuf> =
+            std::fs::read_dir(dir)?.map(|e| e.map(|e| e.path())).collect::<io::Result<_>>()?;
+        entries.sort();
+        for p in entries {
+            if p.is_dir() {
+                walk(&p, out)?;
+            } else if p.extension().is_some_and(|e| e == "parquet") {
+                out.push(p);
+            }
+        }
+        Ok(())
+    }
+    let mut out = Vec::with_capacity(inputs.len());
+    for input in inputs {
+        if input.as_os_str() != "-" && input.is_dir() {
+            let before = out.len();
+            walk(input, &mut out).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("{}: cannot read the folder: {e}", input.display()),
+                )
+            })?;
+            if out.len() == before {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!("{}: a folder with no .parquet file in it", input.display()),
+                ));
+            }
+        } else {
+            out.push(input.clone());
+        }
+    }
+    Ok(out)
+}
+
 /// Whether a Parquet file holds Lichess's evaluations (`fen` and `line`
 /// columns) rather than its games. Without Parquet support every Parquet
 /// file is taken for one, to be refused with the reason where it is read.

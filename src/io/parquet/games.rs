@@ -322,6 +322,10 @@ impl<'f> RowWriter<'f> {
                 }
             }
             out.push(b'\n');
+        } else {
+            // The tags alone, closed by an unknown result: a game of no
+            // moves (the next row's tags would otherwise continue these).
+            out.extend_from_slice(b"*\n");
         }
         out.push(b'\n');
     }
