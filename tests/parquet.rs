@@ -276,7 +276,7 @@ fn games_read_from_parquet_as_from_pgn() {
     std::fs::create_dir_all(&empty).unwrap();
     let (code, _, err) = kibitz(&["replay", s(&empty)]);
     assert_ne!(code, 0);
-    assert!(err.contains("no .parquet file"), "{err}");
+    assert!(err.contains("is a directory (with no .parquet file in it)"), "{err}");
 }
 
 #[test]
@@ -706,4 +706,31 @@ fn exported_parquet_holds_what_jsonl_holds() {
     for (p, a) in players.iter().zip(&acpl) {
         assert_eq!(p["all"]["acpl"].as_f64().map(|x| x.to_string()).unwrap_or_default(), *a);
     }
+}
+
+/// DuckDB, polars, pandas and pyarrow against kibitz, on every shared
+/// database (`scripts/parquet_clients.py`: inputs written with pyarrow in
+/// Lichess's schema read as their PGN; every table kibitz writes read by
+/// each client, its counts and histograms equal to `kibitz stats` and the
+/// report's JSON; the README's example run as written).
+#[cfg(feature = "parquet-clients")]
+#[test]
+fn clients_read_what_kibitz_writes() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("scripts/parquet_clients.py"))
+        .args(["--kibitz", env!("CARGO_BIN_EXE_kibitz"), "--data"])
+        .arg(crate::util::shared_root())
+        .output()
+        .expect("python3 runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}{err}");
+    assert!(text.contains("every check passed") && !text.contains("FAIL"), "{text}");
+    // Every shared database was read both ways.
+    let databases = std::fs::read_dir(crate::util::shared("pgn/real"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().to_string_lossy().ends_with(".pgn.zst"))
+        .count();
+    assert_eq!(text.matches("equal the PGN's").count() >= databases, true, "{text}");
 }

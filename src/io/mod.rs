@@ -18,8 +18,8 @@ use std::{
 /// The inputs with each folder replaced by the Parquet files beneath it, at
 /// any depth, in the order of their paths: Lichess's partitioned layout
 /// (`year=2025/month=05/train-00000-of-00042.parquet`) is read month by
-/// month, file by file. A folder that holds none is an error that names
-/// it; other inputs stay as given.
+/// month, file by file. A folder that holds none stays as given (its
+/// reader says it is a folder with no Parquet file); so do other inputs.
 pub fn expand_folders(inputs: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
         let mut entries: Vec<PathBuf> =
@@ -45,10 +45,9 @@ pub fn expand_folders(inputs: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
                 )
             })?;
             if out.len() == before {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!("{}: a folder with no .parquet file in it", input.display()),
-                ));
+                // Kept: the reader reports it as an input it cannot read,
+                // and the run goes on with the others.
+                out.push(input.clone());
             }
         } else {
             out.push(input.clone());
@@ -62,7 +61,7 @@ pub fn expand_folders(inputs: &[PathBuf]) -> io::Result<Vec<PathBuf>> {
 /// file is taken for one, to be refused with the reason where it is read.
 pub fn parquet_evals(path: &Path) -> bool {
     #[cfg(feature = "parquet")]
-    return parquet::evals::is_evals(path);
+    return parquet::is_evals(path);
     #[cfg(not(feature = "parquet"))]
     {
         let _ = path;

@@ -215,14 +215,14 @@ fn is_parquet_file(path: &Path) -> bool {
 }
 
 /// The positions of a file of Lichess's evaluations (see
-/// [`crate::io::parquet::evals`]).
+/// [`crate::record::lichess_evals`]).
 #[cfg(feature = "parquet")]
 fn lichess_eval_games(
     path: &Path,
     first: u64,
     f: impl FnMut(GameRecord),
 ) -> Result<u64, RecordError> {
-    crate::io::parquet::evals::eval_games(path, first, f)
+    crate::record::lichess_evals::eval_games(path, first, f)
 }
 
 /// Without Parquet support, a file of Lichess's evaluations is refused.

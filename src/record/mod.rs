@@ -6,6 +6,8 @@ pub mod chain;
 pub mod format;
 pub mod frame;
 pub mod import;
+#[cfg(feature = "parquet")]
+pub mod lichess_evals;
 pub mod position_key;
 pub mod reader;
 pub mod shape;

@@ -4,8 +4,9 @@
 //! * [`games`]: `Lichess/standard-chess-games` (one game a row, its tags
 //!   in columns and its moves in `movetext`) read as PGN games, row group
 //!   by row group, in parallel and in bounded memory.
-//! * [`evals`]: `Lichess/chess-position-evaluations` (one principal
-//!   variation a row) read as labelled positions.
+//! * `Lichess/chess-position-evaluations` (one principal variation a row)
+//!   is recognised here ([`is_evals`]) and read as labelled positions by
+//!   `record::lichess_evals`, with the helpers below.
 //! * [`write`]: tables written with zstd in row groups of a bounded size,
 //!   streamed.
 //!
@@ -16,7 +17,6 @@
 //! required column, or holds one in a type that cannot be read, is an
 //! error that names the column.
 
-pub mod evals;
 pub mod games;
 pub mod write;
 
@@ -56,6 +56,17 @@ pub(crate) fn open_metadata(bytes: &Bytes) -> Result<ArrowReaderMetadata, String
         Ok(Err(e)) => Err(format!("not a readable Parquet file: {e}")),
         Err(_) => Err("not a readable Parquet file: its footer is malformed".into()),
     }
+}
+
+/// Whether a Parquet file is one of Lichess's evaluations: it has a `fen`
+/// and a `line` column (a games file has `movetext`).
+pub fn is_evals(path: &std::path::Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else { return false };
+    let Ok(meta) = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()) else {
+        return false;
+    };
+    let has = |n: &str| meta.schema().fields().iter().any(|f| f.name() == n);
+    has("fen") && has("line")
 }
 
 /// The first row of each row group of a file.

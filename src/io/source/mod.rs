@@ -190,7 +190,7 @@ impl InputReader<'_, '_> {
             }
         };
         if meta.is_dir() {
-            self.error(None, "is a directory".into());
+            self.error(None, "is a directory (with no .parquet file in it)".into());
             self.send(InputEvent::End { file, bytes_in: 0, bytes_out: 0 });
             return;
         }

@@ -28,10 +28,12 @@ use parquet::arrow::{
     arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder},
 };
 
-use super::{Kind, integer_at, readable, text_at};
 use crate::{
     chess::{position::Position, types::Color},
-    io::place,
+    io::{
+        parquet::{Kind, integer_at, readable, row_group_starts, text_at},
+        place,
+    },
     record::{
         format::{Alternatives, GameRecord, Label, MAX_PV, PackedBoard, Pv, move_index},
         reader::RecordError,
@@ -41,15 +43,6 @@ use crate::{
 
 /// The columns a file of evaluations must have.
 pub const COLUMNS: [&str; 6] = ["fen", "line", "depth", "knodes", "cp", "mate"];
-
-/// Whether a Parquet file is one of evaluations: it has a `fen` and a
-/// `line` column (a games file has `movetext`).
-pub fn is_evals(path: &Path) -> bool {
-    let Ok(file) = std::fs::File::open(path) else { return false };
-    let Ok(meta) = ArrowReaderMetadata::load(&file, Default::default()) else { return false };
-    let has = |n: &str| meta.schema().fields().iter().any(|f| f.name() == n);
-    has("fen") && has("line")
-}
 
 /// Rows skipped and reported on standard error before only counting them.
 const SKIPS_SHOWN: u64 = 10;
@@ -110,7 +103,7 @@ pub fn eval_games(
         }
         roots.push(i);
     }
-    let starts = super::row_group_starts(&meta);
+    let starts = row_group_starts(&meta);
     place::register_row_groups(&name, starts.clone());
     let mask = ProjectionMask::roots(meta.parquet_schema(), roots);
     let mut reader = EvalReader { name, first, count: 0, skipped: 0, group: Vec::new() };
