@@ -16,6 +16,7 @@ static ROW_GROUPS: Mutex<Vec<(String, Arc<[u64]>)>> = Mutex::new(Vec::new());
 
 /// Records that the input named `name` is a Parquet file whose row groups
 /// start at the rows `starts` (ascending, the first 0).
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
 pub fn register_row_groups(name: &str, starts: Vec<u64>) {
     let mut table = ROW_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     let starts: Arc<[u64]> = starts.into();

@@ -670,7 +670,8 @@ impl Export {
     }
 
     /// Writes the export as Parquet (one row per labelled position, see
-    /// [`POSITION_COLUMNS`]) to `out`, streamed: memory holds a row group.
+    /// the columns of `POSITION_COLUMNS` in `src/job/export.rs`) to `out`,
+    /// streamed: memory holds a row group.
     #[cfg(feature = "parquet")]
     pub fn run_parquet<W: Write + Send>(self, out: W) -> Result<ExportReport, ExportError> {
         let every = KbzReader::open(&self.file)?.header.options.labels_every_position();
