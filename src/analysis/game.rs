@@ -148,6 +148,41 @@ pub struct GameAnalysis {
     pub unlabelled: u32,
 }
 
+/// What a position's label says for the judgments: its evaluation (White's
+/// view; a stalemate without a label is a draw) and the tables' result
+/// when the label is theirs.
+pub fn position_eval(label: Option<&Label>, pos: &Position) -> (Option<Eval>, Option<TbWdl>) {
+    let eval = match label {
+        Some(l) => Eval::from_score(i32::from(l.score), pos.side_to_move()),
+        // A stalemate has no label (no move to search) and is a draw.
+        None if pos.is_stalemate() => Some(Eval::Cp(0)),
+        None => None,
+    };
+    (eval, label.and_then(tables_verdict))
+}
+
+/// The advice on a move by `mover` from a position to the next, each as
+/// [`position_eval`] gives it (the first move of a game is judged from
+/// [`INITIAL_CP`], as Lichess assumes), `differs` when it is not the best
+/// move: Lichess's judgment of the two evaluations, or a blunder for a win
+/// the tables know given away.
+pub fn move_advice(
+    before: (Option<Eval>, Option<TbWdl>),
+    after: (Option<Eval>, Option<TbWdl>),
+    differs: bool,
+    mover: Color,
+) -> Option<Advice> {
+    match (before.0, after.0) {
+        // A win the tables know given away is a blunder, whatever the
+        // scores around it.
+        _ if before.1 == Some(TbWdl::Win) && after.1.is_some_and(|w| w.flip() != TbWdl::Win) => {
+            Some(Advice { judgment: Judgment::Blunder, mate: None })
+        }
+        (Some(b), Some(a)) if differs => judge(b, a, mover),
+        _ => None,
+    }
+}
+
 /// Analyses a game from its labels (best with a label at every ply).
 pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
     struct Ply {
@@ -161,14 +196,8 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
     let mut plies: Vec<Ply> = Vec::with_capacity(record.moves.len() + 1);
     walk(record, |step| {
         let pos = step.pos.clone();
-        let side = pos.side_to_move();
-        let (eval, pv) = match step.label {
-            Some(l) => (Eval::from_score(i32::from(l.score), side), l.pv.moves(&pos)),
-            // A stalemate has no label (no move to search) and is a draw.
-            None if pos.is_stalemate() => (Some(Eval::Cp(0)), Vec::new()),
-            None => (None, Vec::new()),
-        };
-        let tables = step.label.and_then(tables_verdict);
+        let (eval, tables) = position_eval(step.label, &pos);
+        let pv = step.label.map_or_else(Vec::new, |l| l.pv.moves(&pos));
         plies.push(Ply { pos, played: step.played, eval, best: step.best, pv, tables });
     })?;
     let division = divide(plies.iter().map(|p| &p.pos));
@@ -192,17 +221,12 @@ pub fn analyse(record: &GameRecord) -> Result<GameAnalysis, ChainError> {
         }
         let mut pos = prev.pos.clone();
         let differs = prev.best.is_none_or(|b| b != played);
-        let advice = match (before, after) {
-            // A win the tables know given away is a blunder, whatever the
-            // scores around it.
-            _ if prev.tables == Some(TbWdl::Win)
-                && plies[k].tables.is_some_and(|w| w.flip() != TbWdl::Win) =>
-            {
-                Some(Advice { judgment: Judgment::Blunder, mate: None })
-            }
-            (Some(b), Some(a)) if differs => judge(b, a, prev.pos.side_to_move()),
-            _ => None,
-        };
+        let advice = move_advice(
+            (before, prev.tables),
+            (after, plies[k].tables),
+            differs,
+            prev.pos.side_to_move(),
+        );
         let (best, variation) = match prev.best {
             Some(b) if b != played => {
                 let line = if prev.pv.first() == Some(&b) { &prev.pv[..] } else { &[b][..] };

@@ -24,7 +24,9 @@ mod game;
 use crate::{chess::types::Color, score::ScoreKind};
 
 pub use divider::{Division, Phase, divide, position_phase};
-pub use game::{GameAnalysis, MoveAnalysis, SideAnalysis, Totals, analyse, movetext};
+pub use game::{
+    GameAnalysis, MoveAnalysis, SideAnalysis, Totals, analyse, move_advice, movetext, position_eval,
+};
 
 /// Centipawn evaluations are clamped to this (and a mate counts as it) in
 /// every formula.

@@ -792,39 +792,73 @@ impl<W: Write + Send> PositionTable<W> {
     }
 
     fn game(&mut self, record: &GameRecord) -> std::io::Result<()> {
+        use crate::analysis::{Eval, INITIAL_CP, move_advice, position_eval};
         self.stats.games += 1;
-        // The judgment of the move played from each ply.
-        let mut judged: Vec<Option<&'static str>> = Vec::new();
-        if self.analysis {
-            let analysis = analyse(record)?;
-            judged = vec![None; record.moves.len() + 1];
-            for m in &analysis.moves {
-                if let (Some(a), Some(slot)) = (m.advice, judged.get_mut(m.ply.wrapping_sub(1))) {
-                    *slot = Some(a.judgment.name());
-                }
-            }
+        /// A labelled position, kept until the game's judgments are known.
+        struct Row {
+            ply: usize,
+            fen: String,
+            white: bool,
+            label: Label,
+            best: Option<String>,
+            played: Option<String>,
+            pv: Vec<String>,
         }
+        let mut rows = Vec::new();
+        // Each position's evaluation for the judgments, and the mover's
+        // side and whether the move played was the best.
+        let mut evals = Vec::new();
+        let mut moves = Vec::new();
+        let analysis = self.analysis;
+        walk(record, |step: &Step<'_>| {
+            let pos = step.pos;
+            if analysis {
+                evals.push(position_eval(step.label, pos));
+                moves.push((pos.side_to_move(), step.played, step.best));
+            }
+            let Some(label) = step.label else { return };
+            let chess960 = pos.is_chess960();
+            let uci = |m: Move| move_to_uci(m, chess960);
+            rows.push(Row {
+                ply: step.ply,
+                fen: pos.fen(),
+                white: pos.side_to_move() == Color::White,
+                label: *label,
+                best: step.best.map(uci),
+                played: step.played.map(uci),
+                pv: label.pv.moves(pos).into_iter().map(uci).collect(),
+            });
+        })?;
+        // The judgment of the move played from each ply, as the analysis
+        // makes it (the first move judged from Lichess's initial +0.15).
+        let judged = |ply: usize| -> Option<&'static str> {
+            let (mover, played, best) = *moves.get(ply)?;
+            let played = played?;
+            let after = *evals.get(ply + 1)?;
+            let mut before = evals[ply];
+            if ply == 0 {
+                before.0 = Some(Eval::Cp(INITIAL_CP));
+            }
+            let differs = best.is_none_or(|b| b != played);
+            move_advice(before, after, differs, mover).map(|a| a.judgment.name())
+        };
         let nonempty = |s: &str| (!s.is_empty()).then(|| s.to_string());
         let tags: Vec<Option<String>> =
             [0, 1, 4, 5].iter().map(|&i| nonempty(&record.tags[i])).collect();
         let elo = record.elo.map(|e| (e > 0 && e <= i16::MAX as u16).then_some(i64::from(e)));
         let result = result_text(record.result);
-        let table = &mut self.table;
-        let mut failed = None;
-        walk(record, |step: &Step<'_>| {
-            let Some(label) = step.label else { return };
-            let pos = step.pos;
-            let chess960 = pos.is_chess960();
-            let t = &mut *table;
+        let t = &mut self.table;
+        for row in rows {
+            let label = &row.label;
             t.int(Some(record.index as i64));
             for tag in &tags {
                 t.text(tag.as_deref());
             }
             t.int(elo[0]);
             t.int(elo[1]);
-            t.int(Some(step.ply.min(u16::MAX as usize) as i64));
-            t.text(Some(&pos.fen()));
-            t.text(Some(if pos.side_to_move() == Color::White { "w" } else { "b" }));
+            t.int(Some(row.ply.min(u16::MAX as usize) as i64));
+            t.text(Some(&row.fen));
+            t.text(Some(if row.white { "w" } else { "b" }));
             let (cp, mate) = match ScoreKind::from_score(i32::from(label.score)) {
                 ScoreKind::Cp(cp) => (Some(i64::from(cp)), None),
                 ScoreKind::Mate(n) => (None, Some(i64::from(n))),
@@ -837,14 +871,12 @@ impl<W: Write + Send> PositionTable<W> {
                 _ => 0.0,
             };
             t.float(Some(win));
-            let uci = |m: Move| move_to_uci(m, chess960);
-            t.text(step.best.map(uci).as_deref());
+            t.text(row.best.as_deref());
             t.int(Some(i64::from(label.depth)));
-            let pv: Vec<String> = label.pv.moves(pos).into_iter().map(uci).collect();
-            t.text_list((!pv.is_empty()).then(|| pv.iter().map(String::as_str)));
+            t.text_list((!row.pv.is_empty()).then(|| row.pv.iter().map(String::as_str)));
             t.text(Some(result));
-            t.text(step.played.map(uci).as_deref());
-            t.text(judged.get(step.ply).copied().flatten());
+            t.text(row.played.as_deref());
+            t.text(if analysis { judged(row.ply) } else { None });
             t.text(if label.flags & LABEL_SHORT_OF_LIMIT != 0 {
                 Some("short")
             } else if label.flags & LABEL_PAST_LIMIT != 0 {
@@ -853,12 +885,10 @@ impl<W: Write + Send> PositionTable<W> {
                 None
             });
             t.text(tablebase_text(label));
-            if let Err(e) = t.end_row() {
-                failed.get_or_insert(e);
-            }
+            t.end_row()?;
             self.stats.written += 1;
-        })?;
-        failed.map_or(Ok(()), Err)
+        }
+        Ok(())
     }
 
     fn finish(self) -> std::io::Result<()> {

@@ -513,8 +513,10 @@ pub struct InputInfo {
 }
 
 /// The header (frame 0). It is always written in the current version's
-/// layout; it reads in every version's.
-#[derive(Clone, PartialEq, Eq, Debug, Encode, serde::Serialize)]
+/// layout, under the current version's number (a header taken from an
+/// older file, as dedup and relabelling take their input's, is written as
+/// a current one); it reads in every version's.
+#[derive(Clone, PartialEq, Eq, Debug, serde::Serialize)]
 pub struct Header {
     /// [`MAGIC`].
     pub magic: [u8; 8],
@@ -526,6 +528,16 @@ pub struct Header {
     pub options: Options,
     /// The inputs, in order.
     pub inputs: Vec<InputInfo>,
+}
+
+impl Encode for Header {
+    fn encode<E: bincode::enc::Encoder>(&self, e: &mut E) -> Result<(), EncodeError> {
+        self.magic.encode(e)?;
+        FORMAT_VERSION.encode(e)?;
+        self.kibitz_version.encode(e)?;
+        self.options.encode(e)?;
+        self.inputs.encode(e)
+    }
 }
 
 impl<Context> Decode<Context> for Header {

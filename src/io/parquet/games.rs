@@ -1,10 +1,12 @@
 //! `Lichess/standard-chess-games`: one game a row, read as PGN.
 //!
-//! Each row becomes the PGN text of its game: a tag for each column of
-//! the dataset the row holds (a null column, or one the file lacks, is no
+//! Each row becomes the PGN text of its game: a tag for each column kibitz
+//! reads that the row holds (a null column, or one the file lacks, is no
 //! tag; `Date` is `UTCDate`'s day, there is no `Round`), then `movetext`,
 //! the moves as the monthly PGN dumps write them. Only `movetext` is
-//! required. The text goes through the same reader as a PGN file's, so a
+//! required. The columns no part of kibitz reads (`UTCTime`, the rating
+//! differences, `ECO`, `Opening`) are not decoded at all: a column
+//! projection is what makes Parquet quick to read. The text goes through the same reader as a PGN file's, so a
 //! game reads the same from either source; the games' places are their
 //! rows (see [`crate::io::place`]).
 //!
@@ -30,25 +32,21 @@ use rayon::prelude::*;
 use super::{Kind, push_cell, readable};
 use crate::io::filter::{GameFilter, GameTags, Verdict};
 
-/// The columns of the dataset that become tags, in the order the monthly
+/// The columns of the dataset that become tags (those kibitz reads: the
+/// records' tags and ratings, the game filters'), in the order the monthly
 /// PGN dumps write them, with how each is read. `UTCDate` also gives
 /// `Date`.
-pub const TAG_COLUMNS: [(&str, Kind); 17] = [
+pub const TAG_COLUMNS: [(&str, Kind); 12] = [
     ("Event", Kind::Text),
     ("Site", Kind::Text),
     ("White", Kind::Text),
     ("Black", Kind::Text),
     ("Result", Kind::Text),
     ("UTCDate", Kind::Date),
-    ("UTCTime", Kind::Time),
     ("WhiteElo", Kind::Integer),
     ("BlackElo", Kind::Integer),
-    ("WhiteRatingDiff", Kind::Integer),
-    ("BlackRatingDiff", Kind::Integer),
     ("WhiteTitle", Kind::Text),
     ("BlackTitle", Kind::Text),
-    ("ECO", Kind::Text),
-    ("Opening", Kind::Text),
     ("TimeControl", Kind::Text),
     ("Termination", Kind::Text),
 ];
@@ -254,12 +252,12 @@ struct RowWriter<'f> {
 /// Indices in [`TAG_COLUMNS`] of the tags the filters read.
 const RESULT: usize = 4;
 const UTC_DATE: usize = 5;
-const WHITE_ELO: usize = 7;
-const BLACK_ELO: usize = 8;
-const WHITE_TITLE: usize = 11;
-const BLACK_TITLE: usize = 12;
-const TIME_CONTROL: usize = 15;
-const TERMINATION: usize = 16;
+const WHITE_ELO: usize = 6;
+const BLACK_ELO: usize = 7;
+const WHITE_TITLE: usize = 8;
+const BLACK_TITLE: usize = 9;
+const TIME_CONTROL: usize = 10;
+const TERMINATION: usize = 11;
 
 impl<'f> RowWriter<'f> {
     fn new(filter: Option<&'f GameFilter>) -> RowWriter<'f> {

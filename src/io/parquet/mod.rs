@@ -89,8 +89,6 @@ pub(crate) enum Kind {
     Integer,
     /// A day (PGN's `YYYY.MM.DD`).
     Date,
-    /// A time of day (PGN's `HH:MM:SS`).
-    Time,
 }
 
 /// Whether values of type `t` can be read as `kind`.
@@ -99,11 +97,11 @@ pub(crate) fn readable(t: &DataType, kind: Kind) -> bool {
     match t {
         D::Dictionary(_, values) => readable(values, kind),
         D::Utf8 | D::LargeUtf8 | D::Utf8View => true,
-        D::Int8 | D::Int16 | D::Int32 | D::Int64 => kind != Kind::Time && kind != Kind::Date,
-        D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => kind != Kind::Time && kind != Kind::Date,
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 => kind != Kind::Date,
+        D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => kind != Kind::Date,
         D::Date32 | D::Date64 => kind == Kind::Date || kind == Kind::Text,
-        D::Time32(_) | D::Time64(_) => kind == Kind::Time || kind == Kind::Text,
-        D::Timestamp(_, _) => kind == Kind::Date || kind == Kind::Time || kind == Kind::Text,
+        D::Time32(_) | D::Time64(_) => kind == Kind::Text,
+        D::Timestamp(_, _) => kind == Kind::Date || kind == Kind::Text,
         D::Null => true,
         _ => false,
     }
@@ -125,18 +123,53 @@ pub(crate) fn civil_date(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// Appends `n` (0 to 99) as two digits.
+fn push_two(out: &mut Vec<u8>, n: u32) {
+    out.extend_from_slice(&[b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]);
+}
+
+/// Appends a whole number in decimal.
+fn push_int(out: &mut Vec<u8>, v: i64) {
+    let mut digits = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
 /// Appends `YYYY.MM.DD` for a day counted from 1970-01-01.
 fn push_date(out: &mut Vec<u8>, days: i64) {
-    use std::io::Write;
     let (y, m, d) = civil_date(days);
-    let _ = write!(out, "{y:04}.{m:02}.{d:02}");
+    if (0..10_000).contains(&y) {
+        push_two(out, (y / 100) as u32);
+        push_two(out, (y % 100) as u32);
+    } else {
+        push_int(out, y);
+    }
+    out.push(b'.');
+    push_two(out, m);
+    out.push(b'.');
+    push_two(out, d);
 }
 
 /// Appends `HH:MM:SS` for a number of seconds into a day.
 fn push_time(out: &mut Vec<u8>, seconds: i64) {
-    use std::io::Write;
-    let s = seconds.rem_euclid(86_400);
-    let _ = write!(out, "{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+    let s = seconds.rem_euclid(86_400) as u32;
+    push_two(out, s / 3600);
+    out.push(b':');
+    push_two(out, s / 60 % 60);
+    out.push(b':');
+    push_two(out, s % 60);
 }
 
 /// Seconds since 1970 of a timestamp's value in `unit`.
@@ -153,14 +186,11 @@ fn timestamp_seconds(v: i64, unit: TimeUnit) -> i64 {
 /// and time forms for days and times); returns `false`, appending
 /// nothing, for a null or a type [`readable`] refuses.
 pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
-    use std::io::Write;
     if a.is_null(i) {
         return false;
     }
     use DataType as D;
-    let int = |v: i64, out: &mut Vec<u8>| {
-        let _ = write!(out, "{v}");
-    };
+    let int = |v: i64, out: &mut Vec<u8>| push_int(out, v);
     match a.data_type() {
         D::Dictionary(_, _) => {
             let Some(dict) = a.as_any_dictionary_opt() else { return false };
@@ -178,7 +208,11 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
         D::UInt16 => int(a.as_primitive::<UInt16Type>().value(i).into(), out),
         D::UInt32 => int(a.as_primitive::<UInt32Type>().value(i).into(), out),
         D::UInt64 => {
-            let _ = write!(out, "{}", a.as_primitive::<UInt64Type>().value(i));
+            let v = a.as_primitive::<UInt64Type>().value(i);
+            match i64::try_from(v) {
+                Ok(v) => push_int(out, v),
+                Err(_) => out.extend_from_slice(v.to_string().as_bytes()),
+            }
         }
         D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
         D::Date64 => push_date(out, a.as_primitive::<Date64Type>().value(i).div_euclid(86_400_000)),
@@ -203,8 +237,12 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
             };
             let s = timestamp_seconds(v, *unit);
             match kind {
-                Kind::Time => push_time(out, s),
-                _ => push_date(out, s.div_euclid(86_400)),
+                Kind::Date => push_date(out, s.div_euclid(86_400)),
+                _ => {
+                    push_date(out, s.div_euclid(86_400));
+                    out.push(b' ');
+                    push_time(out, s);
+                }
             }
         }
         _ => return false,
@@ -259,6 +297,13 @@ mod tests {
         assert_eq!(civil_date(11_017), (2000, 3, 1));
         let mut out = Vec::new();
         push_time(&mut out, 3 * 3600 + 4 * 60 + 5);
-        assert_eq!(out, b"03:04:05");
+        out.push(b' ');
+        push_date(&mut out, 16_922);
+        out.push(b' ');
+        for v in [0, -7, 1234, i64::MIN] {
+            push_int(&mut out, v);
+            out.push(b' ');
+        }
+        assert_eq!(out, b"03:04:05 2016.05.01 0 -7 1234 -9223372036854775808 ");
     }
 }

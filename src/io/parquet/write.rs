@@ -30,7 +30,12 @@ pub const BATCH_ROWS: usize = 8192;
 
 /// Rows per row group: large enough for good compression and few footer
 /// entries, small enough that a row group in memory stays a few MB.
-pub const ROW_GROUP_ROWS: usize = 65_536;
+pub const ROW_GROUP_ROWS: usize = 16_384;
+
+/// The most bytes a column's open page (and its dictionary) holds before
+/// it is compressed and set aside: every column has one open, so this
+/// bounds the writer's memory more than the row group does.
+pub const PAGE_BYTES: usize = 256 << 10;
 
 /// The zstd level of every column (zstd's own default).
 pub const ZSTD_LEVEL: i32 = 3;
@@ -151,6 +156,8 @@ impl<W: Write + Send> Table<W> {
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
+            .set_data_page_size_limit(PAGE_BYTES)
+            .set_dictionary_page_size_limit(PAGE_BYTES)
             .set_created_by(format!("kibitz {}", env!("CARGO_PKG_VERSION")))
             .build();
         let writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io_error)?;
