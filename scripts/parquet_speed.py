@@ -133,7 +133,8 @@ def reading(kibitz, parquet, zst, games, threshold, rounds, label):
 def writing(kibitz, work, small, large, rounds, what):
     print(f"\n== writing: export --format parquet and jsonl of the same .kbz ({what})")
     results = {}
-    for label, kbz in (("small", small), ("large", large)):
+    larger = [large] if isinstance(large, str) else large
+    for label, kbz in [("small", small)] + [(f"large{i}", k) for i, k in enumerate(larger)]:
         stats = json.loads(subprocess.run([kibitz, "stats", kbz, "--json"], capture_output=True,
                                           text=True, check=True).stdout)
         n = stats["positions"]
@@ -171,8 +172,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--skip-reading", action="store_true")
-    ap.add_argument("--selfplay-large", help="a large self-play .kbz (scripts/make_net.sh's "
-                    "target/make-net/sp-1.kbz); a small one is played here")
+    ap.add_argument("--selfplay-large", nargs="+", help="large self-play .kbz files "
+                    "(scripts/make_net.sh's target/make-net/sp-1.kbz, and larger); a small one "
+                    "is played here")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
     conv = load_converter()

@@ -22,7 +22,7 @@ use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::{
     arrow::ArrowWriter,
     basic::{Compression, ZstdLevel},
-    file::properties::WriterProperties,
+    file::properties::{EnabledStatistics, WriterProperties},
 };
 
 /// Rows gathered before they go to the writer.
@@ -30,7 +30,7 @@ pub const BATCH_ROWS: usize = 8192;
 
 /// Rows per row group: large enough for good compression and few footer
 /// entries, small enough that a row group in memory stays a few MB.
-pub const ROW_GROUP_ROWS: usize = 16_384;
+pub const ROW_GROUP_ROWS: usize = 65_536;
 
 /// The most bytes a column's open page (and its dictionary) holds before
 /// it is compressed and set aside: every column has one open, so this
@@ -158,6 +158,11 @@ impl<W: Write + Send> Table<W> {
             .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_data_page_size_limit(PAGE_BYTES)
             .set_dictionary_page_size_limit(PAGE_BYTES)
+            // Statistics per column chunk (what readers prune row groups
+            // by), not per page: the page indexes are held until the
+            // footer, memory that would grow with the table.
+            .set_statistics_enabled(EnabledStatistics::Chunk)
+            .set_offset_index_disabled(true)
             .set_created_by(format!("kibitz {}", env!("CARGO_PKG_VERSION")))
             .build();
         let writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io_error)?;
