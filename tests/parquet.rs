@@ -539,6 +539,18 @@ fn lichess_evaluations_are_labelled_positions() {
     assert_eq!((pick(2, "best"), pick(2, "mate")), ("c4f7".into(), 1.into()));
     assert_eq!(pick(3, "best"), "e1g1");
     assert_eq!(pick(3, "result"), "*");
+    // annotate relabels them: the same positions, kibitz's labels.
+    let relabelled = dir.path("relabelled.kbz");
+    let (code, _, err) = kibitz(&["annotate", s(&file), "--depth", "2", "-o", s(&relabelled)]);
+    assert_eq!(code, 0, "{err}");
+    let (_, jsonl, _) = kibitz(&["export", s(&relabelled), "--format", "jsonl"]);
+    let fens: Vec<String> = jsonl
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["fen"].to_string())
+        .collect();
+    let before: Vec<String> = got.iter().map(|v| v["fen"].to_string()).collect();
+    assert_eq!(fens, before);
+    assert!(jsonl.contains("\"depth\":2"), "{jsonl}");
     // stats reads them as they are; train refuses a result blend.
     let (code, out, _) = kibitz(&["stats", s(&file), "--json"]);
     assert_eq!(code, 0);
