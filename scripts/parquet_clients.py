@@ -25,7 +25,6 @@ Usage: parquet_clients.py --kibitz BIN --data ../shared/data [--work DIR]
 
 import argparse
 import glob
-import importlib.util
 import json
 import os
 import re
@@ -41,6 +40,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lichess_parquet  # noqa: E402  (the schema and the PGN splitting, shared)
+
 FAILURES = []
 
 
@@ -51,12 +53,6 @@ def check(what, got, want):
         FAILURES.append(what)
 
 
-def load_converter():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lichess_parquet.py")
-    spec = importlib.util.spec_from_file_location("lichess_parquet", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(kibitz, *args, check_code=True):
@@ -304,7 +300,7 @@ def main():
     args = ap.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="kibitz-parquet-")
     os.makedirs(work, exist_ok=True)
-    conv = load_converter()
+    conv = lichess_parquet
     print(f"pyarrow {pa.__version__}, DuckDB {duckdb.__version__}, polars {pl.__version__}, "
           f"pandas {pd.__version__}")
     inputs(args.kibitz, args.data, work, conv)

@@ -24,7 +24,6 @@ Usage: parquet_speed.py --kibitz BIN --data ../shared/data [--work DIR]
 
 import argparse
 import glob
-import importlib.util
 import json
 import os
 import statistics
@@ -34,13 +33,10 @@ import sys
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import lichess_parquet  # noqa: E402  (the schema and the PGN splitting, shared)
 
-def load_converter():
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "lichess_parquet.py")
-    spec = importlib.util.spec_from_file_location("lichess_parquet", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+
 
 
 def timed(cmd):
@@ -177,7 +173,7 @@ def main():
                     "is played here")
     args = ap.parse_args()
     os.makedirs(args.work, exist_ok=True)
-    conv = load_converter()
+    conv = lichess_parquet
     real = sorted(glob.glob(os.path.join(args.data, "pgn/real/*.pgn.zst")))
     lichess = [p for p in real if os.path.basename(p).startswith("lichess")]
     summary = {}
