@@ -666,6 +666,27 @@ fn exported_parquet_holds_what_jsonl_holds() {
     let pv = column_text(&out, "pv");
     let best = column_text(&out, "best");
     assert!(pv.iter().zip(&best).all(|(p, b)| p.split(' ').next() == Some(b.as_str())));
+    // Shaping applies as to every format: the same positions as JSON lines.
+    let shaped = dir.path("shaped.parquet");
+    let shaping = ["--max-score", "150", "--skip-plies", "10", "--skip-check"];
+    let mut args = vec!["export", s(&kbz), "--format", "parquet", "-o", s(&shaped)];
+    args.extend(shaping);
+    let (code, _, err) = kibitz(&args);
+    assert_eq!(code, 0, "{err}");
+    let mut args = vec!["export", s(&kbz), "--format", "jsonl"];
+    args.extend(shaping);
+    let (_, shaped_jsonl, _) = kibitz(&args);
+    let want: Vec<String> = shaped_jsonl
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["fen"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect();
+    assert!(!want.is_empty() && want.len() < rows.len() / 2, "{} of {}", want.len(), rows.len());
+    assert_eq!(column_text(&shaped, "fen"), want);
     // Without --output, Parquet is refused (its footer comes last).
     let (code, _, err) = kibitz(&["export", s(&kbz), "--format", "parquet"]);
     assert_ne!(code, 0);
@@ -737,6 +758,9 @@ fn clients_read_what_kibitz_writes() {
         .expect("python3 runs");
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
+    // The queries and their results, next to kibitz's (shown with
+    // --nocapture, as .ci/run runs it).
+    println!("{text}");
     assert!(out.status.success(), "{text}{err}");
     assert!(text.contains("every check passed") && !text.contains("FAIL"), "{text}");
     // Every shared database was read both ways.
