@@ -202,18 +202,6 @@ pub fn viriformat_games(
     })
 }
 
-/// Whether `path` is a Parquet file: `PAR1` at both ends.
-fn is_parquet_file(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let Ok(mut f) = std::fs::File::open(path) else { return false };
-    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
-    f.read_exact(&mut head).is_ok()
-        && f.seek(SeekFrom::End(-4)).is_ok()
-        && f.read_exact(&mut tail).is_ok()
-        && &head == b"PAR1"
-        && &tail == b"PAR1"
-}
-
 /// The positions of a file of Lichess's evaluations (see
 /// [`crate::record::lichess_evals`]).
 #[cfg(feature = "parquet")]
@@ -267,7 +255,7 @@ impl Foreign {
         if ext == "binpack" {
             return Some(Foreign::Binpack);
         }
-        if is_parquet_file(path) {
+        if crate::io::source::is_parquet_file(path) {
             return crate::io::parquet_evals(path).then_some(Foreign::LichessEvals);
         }
         if ["vf", "viri", "viriformat"].contains(&ext)

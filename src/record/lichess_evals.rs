@@ -88,8 +88,8 @@ pub fn eval_games(
         Kind::Integer,
         Kind::Integer,
     ]) {
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         let i = schema.fields().iter().position(|f| f.name() == column).ok_or_else(|| {
+            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
             bad(format!(
                 "no column `{column}`: a file of Lichess's evaluations has {} (the file's \
                  columns: {})",

@@ -108,9 +108,6 @@ impl GameColumns {
         // Top-level columns: a root's index is its field's.
         let mut roots: Vec<usize> = tags.iter().flatten().copied().collect();
         roots.push(movetext);
-        if schema.fields().len() != meta.parquet_schema().root_schema().get_fields().len() {
-            return Err("the file's schema is not a flat table of columns".into());
-        }
         let mask = ProjectionMask::roots(meta.parquet_schema(), roots);
         Ok(GameColumns { tags, movetext, mask })
     }
@@ -163,34 +160,15 @@ pub struct Piece {
     pub places: Vec<(u32, u64)>,
 }
 
-/// Decodes one unit into pieces of about `target` bytes of text. The
-/// decoder is another crate's: a panic on malformed data is caught and
-/// reported as an error of the unit.
-pub fn decode(
-    bytes: &Bytes,
-    meta: &ArrowReaderMetadata,
-    columns: &GameColumns,
-    unit: Unit,
-    target: usize,
-    filter: Option<&GameFilter>,
-) -> Result<Vec<Piece>, String> {
-    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        decode_unit(bytes, meta, columns, unit, target, filter)
-    }));
-    match run {
-        Ok(r) => r,
-        Err(_) => Err("the Parquet decoder failed on this row group's data".into()),
-    }
-}
-
+/// Decodes one unit of a file into pieces of about `target` bytes of
+/// text.
 fn decode_unit(
-    bytes: &Bytes,
-    meta: &ArrowReaderMetadata,
-    columns: &GameColumns,
+    file: &GamesFile,
     unit: Unit,
     target: usize,
     filter: Option<&GameFilter>,
 ) -> Result<Vec<Piece>, String> {
+    let (bytes, meta, columns) = (&file.bytes, &file.meta, &file.columns);
     let mut builder =
         ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta.clone())
             .with_projection(columns.mask.clone())
@@ -282,11 +260,11 @@ impl<'f> RowWriter<'f> {
                 out.extend_from_slice(b"[Date \"");
                 let from = out.len();
                 if push_cell(*column, i, *kind, out) {
-                    let value = out[from..].to_vec();
+                    let to = out.len();
                     out.extend_from_slice(b"\"]\n");
                     out.extend_from_slice(b"[UTCDate \"");
                     let v = out.len();
-                    out.extend_from_slice(&value);
+                    out.extend_from_within(from..to);
                     self.values[k] = Some((v, out.len()));
                     out.extend_from_slice(b"\"]\n");
                 } else {
@@ -385,16 +363,21 @@ impl GamesFile {
         Ok(GamesFile { bytes, meta, columns })
     }
 
-    /// Decodes a window of units in parallel, in order.
+    /// Decodes a window of units in parallel, in order. The decoder is
+    /// another crate's: a panic on malformed data is caught and reported
+    /// as an error of its unit.
     pub fn decode_window(
         &self,
         window: &[Unit],
         target: usize,
         filter: Option<&GameFilter>,
     ) -> Vec<Result<Vec<Piece>, String>> {
-        window
-            .par_iter()
-            .map(|&u| decode(&self.bytes, &self.meta, &self.columns, u, target, filter))
-            .collect()
+        let decode = |u: Unit| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                decode_unit(self, u, target, filter)
+            }))
+            .unwrap_or_else(|_| Err("the Parquet decoder failed on this row group's data".into()))
+        };
+        window.par_iter().map(|&u| decode(u)).collect()
     }
 }

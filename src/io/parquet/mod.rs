@@ -190,7 +190,6 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
         return false;
     }
     use DataType as D;
-    let int = |v: i64, out: &mut Vec<u8>| push_int(out, v);
     match a.data_type() {
         D::Dictionary(_, _) => {
             let Some(dict) = a.as_any_dictionary_opt() else { return false };
@@ -200,20 +199,17 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
         D::Utf8 => out.extend_from_slice(a.as_string::<i32>().value(i).as_bytes()),
         D::LargeUtf8 => out.extend_from_slice(a.as_string::<i64>().value(i).as_bytes()),
         D::Utf8View => out.extend_from_slice(a.as_string_view().value(i).as_bytes()),
-        D::Int8 => int(a.as_primitive::<Int8Type>().value(i).into(), out),
-        D::Int16 => int(a.as_primitive::<Int16Type>().value(i).into(), out),
-        D::Int32 => int(a.as_primitive::<Int32Type>().value(i).into(), out),
-        D::Int64 => int(a.as_primitive::<Int64Type>().value(i), out),
-        D::UInt8 => int(a.as_primitive::<UInt8Type>().value(i).into(), out),
-        D::UInt16 => int(a.as_primitive::<UInt16Type>().value(i).into(), out),
-        D::UInt32 => int(a.as_primitive::<UInt32Type>().value(i).into(), out),
-        D::UInt64 => {
-            let v = a.as_primitive::<UInt64Type>().value(i);
-            match i64::try_from(v) {
-                Ok(v) => push_int(out, v),
-                Err(_) => out.extend_from_slice(v.to_string().as_bytes()),
-            }
+        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32 => {
+            push_int(out, int_value(a, i).unwrap_or(0))
         }
+        D::UInt64 => match int_value(a, i) {
+            Some(v) => push_int(out, v),
+            // Past i64: written as it is.
+            None => {
+                let v = a.as_primitive::<UInt64Type>().value(i);
+                out.extend_from_slice(v.to_string().as_bytes())
+            }
+        },
         D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
         D::Date64 => push_date(out, a.as_primitive::<Date64Type>().value(i).div_euclid(86_400_000)),
         D::Time32(TimeUnit::Second) => {
@@ -250,26 +246,37 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
     true
 }
 
-/// The key at row `i` of a dictionary's keys, as an index.
-fn dict_key(keys: &dyn Array, i: usize) -> Option<usize> {
+/// The value at row `i` of an integer array of any width (nulls not
+/// checked); `None` for another type, or a `u64` past `i64`.
+fn int_value(a: &dyn Array, i: usize) -> Option<i64> {
     use DataType as D;
-    let k: i64 = match keys.data_type() {
-        D::Int8 => keys.as_primitive::<Int8Type>().value(i).into(),
-        D::Int16 => keys.as_primitive::<Int16Type>().value(i).into(),
-        D::Int32 => keys.as_primitive::<Int32Type>().value(i).into(),
-        D::Int64 => keys.as_primitive::<Int64Type>().value(i),
-        D::UInt8 => keys.as_primitive::<UInt8Type>().value(i).into(),
-        D::UInt16 => keys.as_primitive::<UInt16Type>().value(i).into(),
-        D::UInt32 => keys.as_primitive::<UInt32Type>().value(i).into(),
-        D::UInt64 => i64::try_from(keys.as_primitive::<UInt64Type>().value(i)).ok()?,
+    Some(match a.data_type() {
+        D::Int8 => a.as_primitive::<Int8Type>().value(i).into(),
+        D::Int16 => a.as_primitive::<Int16Type>().value(i).into(),
+        D::Int32 => a.as_primitive::<Int32Type>().value(i).into(),
+        D::Int64 => a.as_primitive::<Int64Type>().value(i),
+        D::UInt8 => a.as_primitive::<UInt8Type>().value(i).into(),
+        D::UInt16 => a.as_primitive::<UInt16Type>().value(i).into(),
+        D::UInt32 => a.as_primitive::<UInt32Type>().value(i).into(),
+        D::UInt64 => i64::try_from(a.as_primitive::<UInt64Type>().value(i)).ok()?,
         _ => return None,
-    };
-    usize::try_from(k).ok()
+    })
 }
 
-/// The whole number at row `i` of `a` (an integer column, or text that
-/// holds one); `None` for a null or anything else.
+/// The key at row `i` of a dictionary's keys, as an index.
+fn dict_key(keys: &dyn Array, i: usize) -> Option<usize> {
+    usize::try_from(int_value(keys, i)?).ok()
+}
+
+/// The whole number at row `i` of `a` (an integer column read directly,
+/// or text that holds one); `None` for a null or anything else.
 pub(crate) fn integer_at(a: &dyn Array, i: usize) -> Option<i64> {
+    if a.is_null(i) {
+        return None;
+    }
+    if let Some(v) = int_value(a, i) {
+        return Some(v);
+    }
     let mut text = Vec::with_capacity(12);
     if !push_cell(a, i, Kind::Integer, &mut text) {
         return None;

@@ -210,8 +210,7 @@ impl<W: Write + Send> Table<W> {
             Builder::U64(b) => b.append_option(v.map(|v| fit::<u64>(v, at))),
             Builder::I16(b) => b.append_option(v.map(|v| fit::<i16>(v, at))),
             Builder::I32(b) => b.append_option(v.map(|v| fit::<i32>(v, at))),
-            Builder::F64(b) => b.append_option(v.map(|v| v as f64)),
-            _ => panic!("column {at} is not a number"),
+            _ => panic!("column {at} is not a whole number"),
         }
     }
 

@@ -27,10 +27,26 @@ pub enum Compression {
     Parquet,
 }
 
-/// Whether `bytes` (a whole file) is a Parquet file: `PAR1` at its start
-/// and at its end.
+/// The magic number a Parquet file starts and ends with.
+pub const PARQUET_MAGIC: &[u8; 4] = b"PAR1";
+
+/// Whether `bytes` (a whole file) is a Parquet file: [`PARQUET_MAGIC`] at
+/// its start and at its end.
 pub fn is_parquet(bytes: &[u8]) -> bool {
-    bytes.len() >= 12 && bytes.starts_with(b"PAR1") && bytes.ends_with(b"PAR1")
+    bytes.len() >= 12 && bytes.starts_with(PARQUET_MAGIC) && bytes.ends_with(PARQUET_MAGIC)
+}
+
+/// Whether the file at `path` is a Parquet file, from its first and last
+/// four bytes (the file is not read whole).
+pub fn is_parquet_file(path: &std::path::Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok(mut f) = std::fs::File::open(path) else { return false };
+    let (mut head, mut tail) = ([0u8; 4], [0u8; 4]);
+    f.read_exact(&mut head).is_ok()
+        && f.seek(SeekFrom::End(-4)).is_ok()
+        && f.read_exact(&mut tail).is_ok()
+        && &head == PARQUET_MAGIC
+        && &tail == PARQUET_MAGIC
 }
 
 impl Compression {

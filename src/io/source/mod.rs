@@ -27,7 +27,9 @@ mod frames;
 mod split;
 
 pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent, Release};
-pub use detect::{Compression, Format, binary_at, is_parquet, sniff_format};
+pub use detect::{
+    Compression, Format, PARQUET_MAGIC, binary_at, is_parquet, is_parquet_file, sniff_format,
+};
 pub use frames::{zstd_frame_end, zstd_frames};
 pub use split::find_boundary;
 
@@ -438,7 +440,7 @@ impl InputReader<'_, '_> {
                 return (0, 0);
             }
         };
-        if head.starts_with(b"PAR1") {
+        if head.starts_with(PARQUET_MAGIC) {
             self.error(
                 None,
                 "a Parquet file cannot be read from standard input or a pipe: its footer, \
