@@ -1,6 +1,6 @@
 //! `kibitz eval`: the static evaluation of positions, hand-written and,
-//! with a net, the NNUE evaluation laid out as Stockfish 15.1's `eval`
-//! prints it.
+//! with a net, the NNUE evaluation laid out as Stockfish's `eval` prints it
+//! (Stockfish 15.1's for its net, Stockfish 19's for its net).
 
 use std::{
     io::{BufRead, Write},
@@ -13,7 +13,7 @@ use clap::Args;
 
 use kibitz::{
     Color, EvalTables, FenOptions, Position, evaluate,
-    nnue::{Net, NnueEval, SmallNet, to_centipawns},
+    nnue::{Net, NnueEval, SmallNet, ThreatEval, to_centipawns},
 };
 
 /// Arguments of `kibitz eval`.
@@ -70,13 +70,33 @@ fn pawns(v: i32) -> String {
     format!("{:+.2}", f64::from(v) / 100.0)
 }
 
+/// The evaluators of the net given, by kind.
+#[derive(Default)]
+struct Evaluators {
+    nnue: Option<NnueEval>,
+    nnue19: Option<ThreatEval>,
+    small: Option<std::sync::Arc<SmallNet>>,
+}
+
 fn report(
     out: &mut impl Write,
     pos: &Position,
     tables: &mut EvalTables,
-    nnue: Option<&mut NnueEval>,
-    small: Option<&SmallNet>,
+    e: &mut Evaluators,
 ) -> Result<()> {
+    if let Some(eval) = e.nnue19.as_mut() {
+        // Stockfish 19's report, line for line, then the hand-written
+        // evaluation.
+        write!(out, "{}", eval.stockfish_report(pos))?;
+        let white = if pos.side_to_move() == Color::White { 1 } else { -1 };
+        writeln!(
+            out,
+            "Hand-written eval      {} (white side)",
+            pawns(white * evaluate(pos, tables))
+        )?;
+        return Ok(());
+    }
+    let (nnue, small) = (e.nnue.as_mut(), e.small.as_deref());
     let white = |v: i32| if pos.side_to_move() == Color::White { v } else { -v };
     let hand = white(evaluate(pos, tables));
     if pos.in_check() {
@@ -99,11 +119,13 @@ fn report(
 /// Runs `kibitz eval`.
 pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let net = args.net.load()?;
-    let (mut nnue, small) = match net {
-        Some(Net::Stockfish(n)) => (Some(NnueEval::new(n)), None),
-        Some(Net::Kibitz(n)) => (None, Some(n)),
-        None => (None, None),
-    };
+    let mut evaluators = Evaluators::default();
+    match net {
+        Some(Net::Stockfish(n)) => evaluators.nnue = Some(NnueEval::new(n)),
+        Some(Net::Stockfish19(n)) => evaluators.nnue19 = Some(ThreatEval::new(n)),
+        Some(Net::Kibitz(n)) => evaluators.small = Some(n),
+        None => {}
+    }
     let mut tables = EvalTables::new();
     let mut out = super::stdout();
     let options = FenOptions { castling_mode: None, drop_invalid_castling: true };
@@ -120,7 +142,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 .or_else(|| Position::from_fen_with(fen.as_bytes(), options).ok())
                 .with_context(|| format!("line {}: not a FEN: {fen}", n + 1))?;
             writeln!(out, "position {}", pos.fen())?;
-            report(&mut out, &pos, &mut tables, nnue.as_mut(), small.as_deref())?;
+            report(&mut out, &pos, &mut tables, &mut evaluators)?;
             writeln!(out)?;
         }
         return Ok(ExitCode::SUCCESS);
@@ -134,6 +156,6 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         let mv = pos.parse_uci(m)?;
         pos.do_move(mv);
     }
-    report(&mut out, &pos, &mut tables, nnue.as_mut(), small.as_deref())?;
+    report(&mut out, &pos, &mut tables, &mut evaluators)?;
     Ok(ExitCode::SUCCESS)
 }

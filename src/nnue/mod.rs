@@ -44,6 +44,7 @@ mod inference;
 mod net;
 pub mod simd;
 pub mod small;
+pub mod threat;
 
 use std::{path::Path, sync::Arc};
 
@@ -52,6 +53,7 @@ pub use features::index as feature_index;
 pub use inference::{NnueEval, Outputs, bucket, outputs, stockfish_non_pawn_material};
 pub use net::{LayerStack, NetError, NetInfo, Network};
 pub use small::{SmallEval, SmallNet};
+pub use threat::{ThreatEval, ThreatNet};
 
 /// A net the search evaluates with: a Stockfish 15.1 net or one of
 /// kibitz's own ([`small`]); the file's first bytes say which.
@@ -59,6 +61,8 @@ pub use small::{SmallEval, SmallNet};
 pub enum Net {
     /// A Stockfish 15.1 net (SFNNv5).
     Stockfish(Arc<Network>),
+    /// Stockfish 19's net (threat, pawn pair and HalfKAv2_hm inputs).
+    Stockfish19(Arc<ThreatNet>),
     /// A kibitz net (`kibitz train`'s).
     Kibitz(Arc<SmallNet>),
 }
@@ -104,6 +108,8 @@ impl Net {
     pub fn from_bytes(bytes: &[u8], file: &str, name: String) -> Result<Net, NetError> {
         if SmallNet::is_kibitz_net(bytes) {
             Ok(Net::Kibitz(Arc::new(SmallNet::from_bytes(bytes, file, name)?)))
+        } else if ThreatNet::is_threat_net(bytes) {
+            Ok(Net::Stockfish19(Arc::new(ThreatNet::from_bytes(bytes, file, name)?)))
         } else {
             Ok(Net::Stockfish(Arc::new(Network::from_bytes(bytes, file, name)?)))
         }
@@ -113,6 +119,7 @@ impl Net {
     pub fn info(&self) -> &NetInfo {
         match self {
             Net::Stockfish(n) => n.info(),
+            Net::Stockfish19(n) => n.info(),
             Net::Kibitz(n) => n.info(),
         }
     }
@@ -121,6 +128,7 @@ impl Net {
     pub fn description(&self) -> &str {
         match self {
             Net::Stockfish(n) => n.description(),
+            Net::Stockfish19(n) => n.description(),
             Net::Kibitz(n) => n.description(),
         }
     }
@@ -129,6 +137,9 @@ impl Net {
     pub fn kind(&self) -> String {
         match self {
             Net::Stockfish(_) => "Stockfish 15.1 net (SFNNv5)".into(),
+            Net::Stockfish19(_) => {
+                "Stockfish 19 net (threats, pawn pairs and HalfKAv2_hm to 1024x2, 32, 32, 1)".into()
+            }
             Net::Kibitz(n) => format!("kibitz net {}", n.architecture()),
         }
     }

@@ -12,7 +12,9 @@
 
 use crate::{
     chess::position::Position,
-    nnue::{Net, NnueEval, SmallEval, stockfish_non_pawn_material, to_centipawns},
+    nnue::{
+        Net, NnueEval, SmallEval, ThreatEval, stockfish_non_pawn_material, threat, to_centipawns,
+    },
     search::{
         WIN_BOUND,
         hce::{EvalTables, evaluate},
@@ -50,6 +52,11 @@ impl Params {
     /// kibitz's own net: Stockfish's margins as centipawns.
     pub const BUILT_IN: Params = Params { scale: 1000 };
 
+    /// Stockfish 19's net: Stockfish's internal units, whose pawn is about
+    /// 300 where Stockfish 15.1's was 361 (its `to_cp` divides by a cubic
+    /// in the material, 304 at the middlegame's 58).
+    pub const NNUE19: Params = Params { scale: 1000 };
+
     /// `sf`, a margin in Stockfish's internal units, in the evaluation's.
     #[inline(always)]
     pub const fn v(self, sf: i32) -> i32 {
@@ -77,6 +84,8 @@ pub enum Evaluator {
     HandWritten(EvalTables),
     /// A Stockfish 15.1 net and the accumulators of the position searched.
     Nnue(Box<NnueEval>),
+    /// Stockfish 19's net and the accumulators of the position searched.
+    Nnue19(Box<ThreatEval>),
     /// A kibitz net and the accumulators of the position searched; it
     /// evaluates in centipawns, as the hand-written evaluation does.
     Small(Box<SmallEval>),
@@ -88,6 +97,7 @@ impl Evaluator {
         match net {
             None => Evaluator::HandWritten(EvalTables::new()),
             Some(Net::Stockfish(net)) => Evaluator::Nnue(Box::new(NnueEval::new(net))),
+            Some(Net::Stockfish19(net)) => Evaluator::Nnue19(Box::new(ThreatEval::new(net))),
             Some(Net::Kibitz(net)) => Evaluator::Small(Box::new(SmallEval::new(net))),
         }
     }
@@ -98,6 +108,7 @@ impl Evaluator {
             Evaluator::HandWritten(_) => Params::HAND_WRITTEN,
             Evaluator::Small(_) => Params::BUILT_IN,
             Evaluator::Nnue(_) => Params::NNUE,
+            Evaluator::Nnue19(_) => Params::NNUE19,
         }
     }
 
@@ -106,6 +117,7 @@ impl Evaluator {
         match self {
             Evaluator::HandWritten(_) => None,
             Evaluator::Nnue(e) => Some(Net::Stockfish(e.network().clone())),
+            Evaluator::Nnue19(e) => Some(Net::Stockfish19(e.network().clone())),
             Evaluator::Small(e) => Some(Net::Kibitz(e.network().clone())),
         }
     }
@@ -123,6 +135,7 @@ impl Evaluator {
                 let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
                 v.clamp(-WIN_BOUND + 1, WIN_BOUND - 1)
             }
+            Evaluator::Nnue19(e) => e.evaluate_blended(pos, 0).0,
             Evaluator::Small(e) => {
                 // Damped as the 50-move counter grows, as with Stockfish's
                 // nets: a won position that makes no progress is less won.
@@ -161,6 +174,12 @@ impl Evaluator {
                 let v = v * (195 - (pos.rule50() as i32).min(195)) / 211;
                 (v.clamp(-WIN_BOUND + 1, WIN_BOUND - 1), complexity)
             }
+            Evaluator::Nnue19(e) => {
+                // Stockfish 19's evaluation takes the optimism itself; its
+                // net's complexity is how far its two parts disagree.
+                let (v, o) = e.evaluate_blended(pos, optimism);
+                (v, (o.psqt - o.positional).abs())
+            }
             _ => {
                 let v = self.evaluate(pos);
                 let psq = Params::v(self.params(), psq * 208 / 100);
@@ -175,17 +194,20 @@ impl Evaluator {
             Evaluator::HandWritten(tables) => tables.clear(),
             // The accumulators are tagged with the keys of their states:
             // there is nothing stale to forget.
-            Evaluator::Nnue(_) | Evaluator::Small(_) => {}
+            Evaluator::Nnue(_) | Evaluator::Nnue19(_) | Evaluator::Small(_) => {}
         }
     }
 
-    /// A search score (not a mate) in the centipawns labels are given in.
+    /// A search score (not a mate) at `root` in the centipawns labels are
+    /// given in: with Stockfish 19's net, as Stockfish 19 reports it (its
+    /// pawn depends on the material on the board).
     #[inline]
-    pub fn to_centipawns(&self, score: i32) -> i32 {
+    pub fn to_centipawns(&self, score: i32, root: &Position) -> i32 {
         match self {
             Evaluator::HandWritten(_) | Evaluator::Small(_) => score,
-            Evaluator::Nnue(_) if score.abs() >= WIN_BOUND => score,
+            Evaluator::Nnue(_) | Evaluator::Nnue19(_) if score.abs() >= WIN_BOUND => score,
             Evaluator::Nnue(_) => to_centipawns(score),
+            Evaluator::Nnue19(_) => threat::to_centipawns(score, root),
         }
     }
 }

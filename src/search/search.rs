@@ -515,9 +515,10 @@ impl Searcher {
         self.eval.evaluate(pos)
     }
 
-    /// A search score as labels give it: centipawns (mates unchanged).
-    pub fn to_centipawns(&self, score: i32) -> i32 {
-        self.eval.to_centipawns(score)
+    /// A search score at `root` as labels give it: centipawns (mates
+    /// unchanged).
+    pub fn to_centipawns(&self, score: i32, root: &Position) -> i32 {
+        self.eval.to_centipawns(score, root)
     }
 
     #[inline]
@@ -656,7 +657,7 @@ impl Searcher {
             // unless the search found a mate (exact, and a distance besides).
             let shown = match &root_tb {
                 Some((_, wdl)) if s.abs() < MATE_BOUND => wdl.score(0),
-                _ => self.eval.to_centipawns(score),
+                _ => self.eval.to_centipawns(score, pos),
             };
             result = SearchResult {
                 best: Some(best),

@@ -209,6 +209,12 @@ impl Position {
         &self.states
     }
 
+    /// What stands on each square, a1 first.
+    #[inline]
+    pub fn board(&self) -> &[Option<Piece>; 64] {
+        &self.board
+    }
+
     /// The piece on `sq`.
     #[inline]
     pub fn piece_on(&self, sq: Square) -> Option<Piece> {

@@ -1,0 +1,512 @@
+//! Stockfish 19's net's arithmetic, in portable code and in AVX2 and
+//! AVX-512, chosen when the program starts by what the processor has
+//! ([`Kernels::best`]), so one binary runs the fastest path each machine
+//! offers. Every path gives the same integers: accumulator values add with
+//! `i16` wrap-around in any order; the first layer's byte products fit in
+//! `i16` pairs (inputs at most 127, weights at least -128: a pair is at
+//! most 32,512, so AVX2's saturating `maddubs` never saturates); every sum
+//! is an exact `i32`. Tests run each path the machine has on the same
+//! inputs.
+
+use crate::nnue::{
+    L1, PSQT_BUCKETS, Row,
+    threat::net::{L2, L3, Stack, ThreatNet},
+};
+
+/// A set of kernels.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kernels {
+    /// Portable Rust (LLVM vectorizes it with what the build targets).
+    Portable,
+    /// AVX2.
+    Avx2,
+    /// AVX-512 (F and BW) for the accumulators, AVX2 for the layers.
+    Avx512,
+}
+
+impl Kernels {
+    /// The fastest kernels this processor runs; `KIBITZ_SIMD=portable`,
+    /// `avx2` or `avx512` asks for one (never one the processor lacks).
+    pub fn best() -> Kernels {
+        static BEST: std::sync::OnceLock<Kernels> = std::sync::OnceLock::new();
+        *BEST.get_or_init(|| {
+            let have = Kernels::available();
+            let wanted = match std::env::var("KIBITZ_SIMD").as_deref() {
+                Ok("portable") => Some(Kernels::Portable),
+                Ok("avx2") => Some(Kernels::Avx2),
+                Ok("avx512") => Some(Kernels::Avx512),
+                _ => None,
+            };
+            match wanted {
+                Some(k) if have.contains(&k) => k,
+                _ => *have.last().unwrap_or(&Kernels::Portable),
+            }
+        })
+    }
+
+    /// Every set this processor runs, slowest first.
+    pub fn available() -> Vec<Kernels> {
+        let mut v = vec![Kernels::Portable];
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                v.push(Kernels::Avx2);
+                if std::arch::is_x86_feature_detected!("avx512f")
+                    && std::arch::is_x86_feature_detected!("avx512bw")
+                {
+                    v.push(Kernels::Avx512);
+                }
+            }
+        }
+        v
+    }
+
+    /// The set's name, as figures quote it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernels::Portable => "portable",
+            Kernels::Avx2 => "AVX2",
+            Kernels::Avx512 => "AVX-512",
+        }
+    }
+}
+
+/// Rows to add to and take from one side's accumulator.
+#[derive(Default, Clone, Debug)]
+pub struct Changes {
+    /// HalfKAv2_hm inputs added.
+    pub psq_add: Vec<u32>,
+    /// HalfKAv2_hm inputs removed.
+    pub psq_sub: Vec<u32>,
+    /// Threat and pawn pair inputs added.
+    pub threat_add: Vec<u32>,
+    /// Threat and pawn pair inputs removed.
+    pub threat_sub: Vec<u32>,
+}
+
+impl Changes {
+    /// Empties every list.
+    pub fn clear(&mut self) {
+        self.psq_add.clear();
+        self.psq_sub.clear();
+        self.threat_add.clear();
+        self.threat_sub.clear();
+    }
+}
+
+/// `dst = src + Σ added rows - Σ removed rows`, and the same for the PSQT
+/// sums.
+pub fn apply(
+    k: Kernels,
+    net: &ThreatNet,
+    src: (&Row, &[i32; PSQT_BUCKETS]),
+    dst: (&mut Row, &mut [i32; PSQT_BUCKETS]),
+    c: &Changes,
+) {
+    let (src_row, src_psqt) = src;
+    let (dst_row, dst_psqt) = dst;
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: `Kernels::Avx2` and `Avx512` are only chosen when the
+        // processor has those features (`Kernels::available`).
+        Kernels::Avx2 => unsafe { x86::apply_avx2(net, src_row, dst_row, c) },
+        #[cfg(target_arch = "x86_64")]
+        // Safety: as above.
+        Kernels::Avx512 => unsafe { x86::apply_avx512(net, src_row, dst_row, c) },
+        _ => apply_portable(net, src_row, dst_row, c),
+    }
+    *dst_psqt = *src_psqt;
+    for &i in &c.psq_add {
+        add_psqt(dst_psqt, &net.psq_psqt[i as usize], 1);
+    }
+    for &i in &c.psq_sub {
+        add_psqt(dst_psqt, &net.psq_psqt[i as usize], -1);
+    }
+    for &i in &c.threat_add {
+        add_psqt(dst_psqt, &net.threat_psqt[i as usize], 1);
+    }
+    for &i in &c.threat_sub {
+        add_psqt(dst_psqt, &net.threat_psqt[i as usize], -1);
+    }
+}
+
+#[inline]
+fn add_psqt(acc: &mut [i32; PSQT_BUCKETS], w: &[i32; PSQT_BUCKETS], sign: i32) {
+    for (a, &w) in acc.iter_mut().zip(w) {
+        *a = a.wrapping_add(sign.wrapping_mul(w));
+    }
+}
+
+fn apply_portable(net: &ThreatNet, src: &Row, dst: &mut Row, c: &Changes) {
+    dst.0.copy_from_slice(&src.0);
+    let acc = &mut dst.0;
+    for &i in &c.psq_add {
+        for (a, &w) in acc.iter_mut().zip(&net.psq_weights[i as usize].0) {
+            *a = a.wrapping_add(w);
+        }
+    }
+    for &i in &c.psq_sub {
+        for (a, &w) in acc.iter_mut().zip(&net.psq_weights[i as usize].0) {
+            *a = a.wrapping_sub(w);
+        }
+    }
+    for &i in &c.threat_add {
+        for (a, &w) in acc.iter_mut().zip(&net.threat_weights[i as usize].0) {
+            *a = a.wrapping_add(i16::from(w));
+        }
+    }
+    for &i in &c.threat_sub {
+        for (a, &w) in acc.iter_mut().zip(&net.threat_weights[i as usize].0) {
+            *a = a.wrapping_sub(i16::from(w));
+        }
+    }
+}
+
+/// The feature transformer's output: for each side (the side to move
+/// first), the products of its two halves' values clipped to 0..=255,
+/// divided by 512 (at most 127).
+pub fn transform(k: Kernels, us: &Row, them: &Row, out: &mut [u8; L1]) {
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: AVX2 is present whenever these kernels are chosen.
+        Kernels::Avx2 | Kernels::Avx512 => unsafe { x86::transform_avx2(us, them, out) },
+        _ => transform_portable(us, them, out),
+    }
+}
+
+fn transform_portable(us: &Row, them: &Row, out: &mut [u8; L1]) {
+    for (half, row) in [us, them].into_iter().enumerate() {
+        let (a, b) = row.0.split_at(L1 / 2);
+        for (j, (&x, &y)) in a.iter().zip(b).enumerate() {
+            let x = i32::from(x.clamp(0, 255));
+            let y = i32::from(y.clamp(0, 255));
+            out[half * L1 / 2 + j] = (x * y / 512) as u8;
+        }
+    }
+}
+
+/// The first hidden layer: 1024 inputs (most of them zero) to 32 outputs.
+pub fn fc0(k: Kernels, input: &[u8; L1], stack: &Stack) -> [i32; L2] {
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: AVX2 is present whenever these kernels are chosen.
+        Kernels::Avx2 | Kernels::Avx512 => unsafe { x86::fc0_avx2(input, stack) },
+        _ => fc0_portable(input, stack),
+    }
+}
+
+fn fc0_portable(input: &[u8; L1], stack: &Stack) -> [i32; L2] {
+    let mut out = stack.fc0_biases;
+    for (j, block) in stack.fc0_blocks.iter().enumerate() {
+        let x = &input[4 * j..4 * j + 4];
+        if x == [0; 4] {
+            continue;
+        }
+        for (o, acc) in out.iter_mut().enumerate() {
+            let w = &block[4 * o..4 * o + 4];
+            *acc += (0..4).map(|k| i32::from(x[k]) * i32::from(w[k])).sum::<i32>();
+        }
+    }
+    out
+}
+
+/// Stockfish's squared clipped ReLU: `min(127, x² >> (2 * bits + 7))`.
+#[inline]
+pub fn sqr_clipped_relu(x: i32, bits: u32) -> u8 {
+    ((i64::from(x) * i64::from(x)) >> (2 * bits + 7)).min(127) as u8
+}
+
+/// Stockfish's clipped ReLU: `clamp(x >> bits, 0, 127)`.
+#[inline]
+pub fn clipped_relu(x: i32, bits: u32) -> u8 {
+    (x >> bits).clamp(0, 127) as u8
+}
+
+/// The layer stack's output for the transformed features `input`
+/// (Stockfish's `NetworkArchitecture::propagate`), in the net's output
+/// units (16 to an internal unit).
+pub fn propagate(k: Kernels, input: &[u8; L1], stack: &Stack) -> i32 {
+    let h0 = fc0(k, input, stack);
+    // The output layer reads both activations of both hidden layers.
+    let mut concat = [0u8; 2 * L2 + 2 * L3];
+    for (o, &x) in h0.iter().enumerate() {
+        concat[o] = sqr_clipped_relu(x, 7);
+        concat[L2 + o] = clipped_relu(x, 7);
+    }
+    let mut h1 = stack.fc1_biases;
+    for (o, acc) in h1.iter_mut().enumerate() {
+        *acc += dot(&concat[..2 * L2], &stack.fc1_weights[o]);
+    }
+    for (o, &x) in h1.iter().enumerate() {
+        concat[2 * L2 + o] = sqr_clipped_relu(x, 6);
+        concat[2 * L2 + L3 + o] = clipped_relu(x, 6);
+    }
+    let out = stack.fc2_bias + dot(&concat, &stack.fc2_weights);
+    // The first layer's last two outputs also pass straight to the output.
+    let forward = out + h0[L2 - 2] - h0[L2 - 1];
+    // 1.0 is 128 * 64 * 2 in the output's fixed point; Stockfish wants it
+    // to be 600 * 16.
+    (i64::from(forward) * 600 * 16 / (128 * 64 * 2)) as i32
+}
+
+#[inline]
+fn dot(x: &[u8], w: &[i8]) -> i32 {
+    x.iter().zip(w).map(|(&x, &w)| i32::from(x) * i32::from(w)).sum()
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use std::arch::x86_64::*;
+
+    use super::*;
+
+    /// Accumulator values per 256-bit register.
+    const LANES: usize = 16;
+    /// Registers per tile: a tile stays in registers while rows are added.
+    const TILE: usize = 8;
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn apply_avx2(net: &ThreatNet, src: &Row, dst: &mut Row, c: &Changes) {
+        let s = src.0.as_ptr().cast::<__m256i>();
+        let d = dst.0.as_mut_ptr().cast::<__m256i>();
+        for tile in (0..L1 / LANES).step_by(TILE) {
+            // Safety: rows are `L1` values aligned to 64 bytes, so register
+            // `tile + k < L1 / LANES` is in bounds and aligned; threat rows
+            // are `L1` bytes aligned to 64, read 16 bytes per register.
+            unsafe {
+                let mut r: [__m256i; TILE] =
+                    std::array::from_fn(|k| _mm256_load_si256(s.add(tile + k)));
+                for &i in &c.psq_add {
+                    let w = net.psq_weights[i as usize].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm256_add_epi16(*reg, _mm256_load_si256(w.add(tile + k)));
+                    }
+                }
+                for &i in &c.psq_sub {
+                    let w = net.psq_weights[i as usize].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm256_sub_epi16(*reg, _mm256_load_si256(w.add(tile + k)));
+                    }
+                }
+                for &i in &c.threat_add {
+                    let w = net.threat_weights[i as usize].0.as_ptr().cast::<__m128i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        let x = _mm256_cvtepi8_epi16(_mm_load_si128(w.add(tile + k)));
+                        *reg = _mm256_add_epi16(*reg, x);
+                    }
+                }
+                for &i in &c.threat_sub {
+                    let w = net.threat_weights[i as usize].0.as_ptr().cast::<__m128i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        let x = _mm256_cvtepi8_epi16(_mm_load_si128(w.add(tile + k)));
+                        *reg = _mm256_sub_epi16(*reg, x);
+                    }
+                }
+                for (k, reg) in r.iter().enumerate() {
+                    _mm256_store_si256(d.add(tile + k), *reg);
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx512f,avx512bw")]
+    pub unsafe fn apply_avx512(net: &ThreatNet, src: &Row, dst: &mut Row, c: &Changes) {
+        const LANES: usize = 32;
+        const TILE: usize = 16;
+        let s = src.0.as_ptr().cast::<__m512i>();
+        let d = dst.0.as_mut_ptr().cast::<__m512i>();
+        for tile in (0..L1 / LANES).step_by(TILE) {
+            // Safety: as in `apply_avx2`, with 64-byte registers: rows are
+            // aligned to 64 bytes, threat rows read 32 bytes per register.
+            unsafe {
+                let mut r: [__m512i; TILE] =
+                    std::array::from_fn(|k| _mm512_load_si512(s.add(tile + k)));
+                for &i in &c.psq_add {
+                    let w = net.psq_weights[i as usize].0.as_ptr().cast::<__m512i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm512_add_epi16(*reg, _mm512_load_si512(w.add(tile + k)));
+                    }
+                }
+                for &i in &c.psq_sub {
+                    let w = net.psq_weights[i as usize].0.as_ptr().cast::<__m512i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        *reg = _mm512_sub_epi16(*reg, _mm512_load_si512(w.add(tile + k)));
+                    }
+                }
+                for &i in &c.threat_add {
+                    let w = net.threat_weights[i as usize].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        let x = _mm512_cvtepi8_epi16(_mm256_load_si256(w.add(tile + k)));
+                        *reg = _mm512_add_epi16(*reg, x);
+                    }
+                }
+                for &i in &c.threat_sub {
+                    let w = net.threat_weights[i as usize].0.as_ptr().cast::<__m256i>();
+                    for (k, reg) in r.iter_mut().enumerate() {
+                        let x = _mm512_cvtepi8_epi16(_mm256_load_si256(w.add(tile + k)));
+                        *reg = _mm512_sub_epi16(*reg, x);
+                    }
+                }
+                for (k, reg) in r.iter().enumerate() {
+                    _mm512_store_si512(d.add(tile + k), *reg);
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn transform_avx2(us: &Row, them: &Row, out: &mut [u8; L1]) {
+        let zero = _mm256_setzero_si256();
+        let max = _mm256_set1_epi16(255);
+        for (half, row) in [us, them].into_iter().enumerate() {
+            let a = row.0.as_ptr().cast::<__m256i>();
+            let b = a.wrapping_add(L1 / 2 / LANES);
+            let o = out.as_mut_ptr().wrapping_add(half * L1 / 2).cast::<__m256i>();
+            for j in 0..L1 / 2 / (2 * LANES) {
+                // Safety: each half of a row is `L1 / 2` aligned values,
+                // read as registers `2j` and `2j + 1 < L1 / 2 / LANES`;
+                // `out` has `L1 / 2` bytes at `half * L1 / 2`, written 32
+                // at a time, unaligned.
+                unsafe {
+                    let x0 = _mm256_load_si256(a.add(2 * j));
+                    let x1 = _mm256_load_si256(a.add(2 * j + 1));
+                    let y0 = _mm256_load_si256(b.add(2 * j));
+                    let y1 = _mm256_load_si256(b.add(2 * j + 1));
+                    // x clipped to 0..=255 and shifted left 7; y clipped
+                    // above only: a negative y makes a negative product,
+                    // which the pack turns to 0, as clipping y would.
+                    let x0 =
+                        _mm256_slli_epi16(_mm256_max_epi16(_mm256_min_epi16(x0, max), zero), 7);
+                    let x1 =
+                        _mm256_slli_epi16(_mm256_max_epi16(_mm256_min_epi16(x1, max), zero), 7);
+                    let p0 = _mm256_mulhi_epi16(x0, _mm256_min_epi16(y0, max));
+                    let p1 = _mm256_mulhi_epi16(x1, _mm256_min_epi16(y1, max));
+                    // The pack works within 128-bit lanes: put them back in
+                    // order.
+                    let packed =
+                        _mm256_permute4x64_epi64(_mm256_packus_epi16(p0, p1), 0b11_01_10_00);
+                    _mm256_storeu_si256(o.add(j), packed);
+                }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn fc0_avx2(input: &[u8; L1], stack: &Stack) -> [i32; L2] {
+        // The non-zero 4-byte blocks of the input, found 8 at a time.
+        let mut nz = [0u16; L1 / 4];
+        let mut n = 0;
+        let inp = input.as_ptr().cast::<__m256i>();
+        for j in 0..L1 / 32 {
+            // Safety: `input` is `L1` bytes, read 32 at a time, unaligned.
+            let v = unsafe { _mm256_loadu_si256(inp.add(j)) };
+            // Bytes are at most 127: a block is a non-negative i32, and
+            // positive exactly when some byte is not zero.
+            let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
+                v,
+                _mm256_setzero_si256(),
+            ))) as u32;
+            let mut m = mask;
+            while m != 0 {
+                nz[n] = (8 * j as u32 + m.trailing_zeros()) as u16;
+                n += 1;
+                m &= m - 1;
+            }
+        }
+        let ones = _mm256_set1_epi16(1);
+        let mut acc = [_mm256_setzero_si256(); L2 / 8];
+        for &j in &nz[..n] {
+            let j = usize::from(j);
+            let x = _mm256_set1_epi32(i32::from_le_bytes([
+                input[4 * j],
+                input[4 * j + 1],
+                input[4 * j + 2],
+                input[4 * j + 3],
+            ]));
+            let w = stack.fc0_blocks[j].as_ptr().cast::<__m256i>();
+            for (k, a) in acc.iter_mut().enumerate() {
+                // Safety: a block is `4 * L2` bytes, read as `L2 / 8`
+                // registers, unaligned.
+                let wk = unsafe { _mm256_loadu_si256(w.add(k)) };
+                let pairs = _mm256_maddubs_epi16(x, wk);
+                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(pairs, ones));
+            }
+        }
+        let mut out = stack.fc0_biases;
+        let mut lanes = [0i32; L2];
+        for (k, a) in acc.iter().enumerate() {
+            // Safety: `lanes` has room for `L2` i32, 8 per register.
+            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>().add(k), *a) };
+        }
+        for (o, l) in out.iter_mut().zip(lanes) {
+            *o += l;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed | 1;
+        move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        }
+    }
+
+    #[test]
+    fn every_kernel_gives_the_portable_integers() {
+        let net = ThreatNet::synthetic(5);
+        let mut next = rng(9);
+        let mut src = Row::ZERO;
+        for v in &mut src.0 {
+            // Values near the ends wrap, as they may in a real accumulator.
+            *v = next() as i16;
+        }
+        let c = Changes {
+            psq_add: (0..5).map(|_| (next() % 22_528) as u32).collect(),
+            psq_sub: (0..3).map(|_| (next() % 22_528) as u32).collect(),
+            threat_add: (0..40).map(|_| (next() % 64_368) as u32).collect(),
+            threat_sub: (0..37).map(|_| (next() % 64_368) as u32).collect(),
+        };
+        let psqt = [7; PSQT_BUCKETS];
+        let mut want = (Row::ZERO, [0; PSQT_BUCKETS]);
+        apply(Kernels::Portable, &net, (&src, &psqt), (&mut want.0, &mut want.1), &c);
+        let mut input = [0u8; L1];
+        for (i, x) in input.iter_mut().enumerate() {
+            // Sparse, as the transformed features are.
+            *x = if next() % 3 == 0 { (next() % 128) as u8 } else { 0 };
+            if i % 97 == 0 {
+                *x = 127;
+            }
+        }
+        let mut t_want = [0u8; L1];
+        transform(Kernels::Portable, &src, &want.0, &mut t_want);
+        let out_want = propagate(Kernels::Portable, &input, &net.stacks[3]);
+        for k in Kernels::available() {
+            let mut got = (Row::ZERO, [0; PSQT_BUCKETS]);
+            apply(k, &net, (&src, &psqt), (&mut got.0, &mut got.1), &c);
+            assert_eq!(got, want, "{k:?}");
+            let mut t = [0u8; L1];
+            transform(k, &src, &want.0, &mut t);
+            assert_eq!(t, t_want, "{k:?}");
+            assert_eq!(propagate(k, &input, &net.stacks[3]), out_want, "{k:?}");
+        }
+        eprintln!("kernels checked: {:?}", Kernels::available());
+    }
+
+    #[test]
+    fn activations_as_stockfish_computes_them() {
+        assert_eq!(sqr_clipped_relu(0, 7), 0);
+        assert_eq!(sqr_clipped_relu(-2000, 7), (2000 * 2000 >> 21) as u8);
+        assert_eq!(sqr_clipped_relu(1 << 20, 7), 127);
+        assert_eq!(clipped_relu(-5, 7), 0);
+        assert_eq!(clipped_relu(300 << 7, 7), 127);
+        assert_eq!(clipped_relu(1000, 6), 15);
+    }
+}
