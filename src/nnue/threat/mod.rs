@@ -568,27 +568,53 @@ mod tests {
         let net = Arc::new(ThreatNet::synthetic(3));
         for kernels in Kernels::available() {
             let mut eval = ThreatEval::with_kernels(net.clone(), kernels);
-            let games = [
-                "e4 d5 exd5 c6 dxc6 Nf6 cxb7 Nbd7 bxa8=N e5 Nb6 Bc5 Nf3 O-O Be2 Qe7 O-O e4 d4 exd3 \
-                 Kh1 dxc2 Nxc8 cxb1=Q Nxa7 Qxa2 Rb1",
-                "d4 Nf6 c4 e6 Nc3 Bb4 Qc2 O-O a3 Bxc3+ Qxc3 d5 Bg5 h6 Bxf6 Qxf6 e3 c5 dxc5 Nc6 \
-                 Nf3 Rd8 Rd1 e5 cxd5 Rxd5 Rxd5 Qf5 Bc4 Qxd5 Bxd5 Be6 Bxe6 fxe6 O-O Kf7 Ke2",
-            ];
-            for game in games {
+            let game = "e4 d5 exd5 c6 dxc6 Nf6 cxb7 Nbd7 bxa8=N e5 Nb6 Bc5 Nf3 O-O Be2 Qe7 O-O e4 \
+                        d4 exd3 Kh1 dxc2 Nxc8 cxb1=Q Nxa7 Qxa2 Rb1";
+            let mut pos = Position::startpos();
+            let mut made = Vec::new();
+            for (n, san) in game.split_whitespace().enumerate() {
+                let m = pos.parse_san(san.as_bytes()).unwrap();
+                if n % 3 != 1 {
+                    let want = eval.refresh(&pos);
+                    assert_eq!(*eval.accumulator(&pos), want, "{}", pos.fen());
+                }
+                pos.do_move(m);
+                made.push(m);
+            }
+            for &m in made.iter().rev().take(6) {
+                pos.undo_move(m);
+                let want = eval.refresh(&pos);
+                assert_eq!(*eval.accumulator(&pos), want, "{}", pos.fen());
+            }
+            // Random games: every kind of move, checked at random plies
+            // (so that updates span several moves), and unwound part way.
+            let mut seed = 0x2545_F491_4F6C_DD1Du64;
+            let mut next = move || {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                seed
+            };
+            for _ in 0..20 {
                 let mut pos = Position::startpos();
                 let mut made = Vec::new();
-                for (n, san) in game.split_whitespace().enumerate() {
-                    let m = pos.parse_san(san.as_bytes()).unwrap();
-                    if n % 3 != 1 {
-                        assert_eq!(*eval.accumulator(&pos), eval.refresh(&pos), "{}", pos.fen());
+                for _ in 0..200 {
+                    let moves = pos.legal_moves();
+                    if moves.is_empty() {
+                        break;
                     }
+                    let m = moves[(next() % moves.len() as u64) as usize];
                     pos.do_move(m);
                     made.push(m);
-                }
-                assert_eq!(*eval.accumulator(&pos), eval.refresh(&pos), "{}", pos.fen());
-                for &m in made.iter().rev().take(6) {
-                    pos.undo_move(m);
-                    assert_eq!(*eval.accumulator(&pos), eval.refresh(&pos), "{}", pos.fen());
+                    if next() % 4 == 0 {
+                        let want = eval.refresh(&pos);
+                        assert_eq!(*eval.accumulator(&pos), want, "{}", pos.fen());
+                    }
+                    if next() % 16 == 0 {
+                        for _ in 0..(next() % 5).min(made.len() as u64 - 1) {
+                            pos.undo_move(made.pop().unwrap());
+                        }
+                    }
                 }
             }
             let stats = eval.stats;
