@@ -690,6 +690,7 @@ fn target_kibitz_net(input: &[u8]) -> u64 {
             format!("ok {}", v.signum())
         }
         Ok(Net::Stockfish(_)) => "stockfish".to_string(),
+        Ok(Net::Stockfish19(_)) => "stockfish 19".to_string(),
         Err(e) => {
             let message = e.to_string();
             assert!(message.starts_with("fuzz.nnue: "), "{message}");

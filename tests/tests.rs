@@ -16,6 +16,7 @@ mod keys;
 mod layers;
 mod memory;
 mod nnue;
+mod nnue19;
 #[cfg(feature = "parquet")]
 mod parquet;
 mod perft;

@@ -55,7 +55,7 @@ fn a_trained_net_reads_back_and_runs_are_reproducible() {
     assert!(out.contains("trained  3 superbatches, 30720 positions"), "{out}");
     let net = match Net::load(&a).unwrap() {
         Net::Kibitz(n) => n,
-        Net::Stockfish(_) => panic!("a kibitz net expected"),
+        Net::Stockfish(_) | Net::Stockfish19(_) => panic!("a kibitz net expected"),
     };
     assert_eq!(net.architecture(), "768->32x2->1 SCReLU");
     assert!(net.description().contains("3 superbatches of 20 x 512"), "{}", net.description());

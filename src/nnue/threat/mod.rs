@@ -103,7 +103,10 @@ pub fn blend(o: Outputs, pos: &Position, optimism: i32) -> i32 {
     nnue -= nnue * complexity / 18_236;
     let (pawns, npm) = stockfish_material(pos);
     let material = i64::from(534 * pawns + npm);
-    let mut v = (nnue * (77_871 + material) + optimism * (7_191 + material)) / 77_871;
+    // Stockfish 19's release weighs material with 91,000 and 7,675 (the
+    // development source before it had 77,871 and 7,191); read from its
+    // release build and checked on every position the oracles share.
+    let mut v = (nnue * (91_000 + material) + optimism * (7_675 + material)) / 91_000;
     v -= v * i64::from(pos.rule50()) / 199;
     // Stockfish keeps it off the tablebase range: 32000 - 2 * 246 - 1.
     const BOUND: i64 = 31_507 - 1;

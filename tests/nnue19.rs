@@ -1,0 +1,463 @@
+//! Stockfish 19's net (threat, pawn pair and HalfKAv2_hm inputs).
+//!
+//! Without anything beside the repository: a synthetic net of that
+//! architecture (seeded weights) in seeded playouts, standard and Chess960,
+//! where the accumulators kept up to date move by move equal a refresh
+//! from scratch after every legal move, with every kernel set the
+//! processor runs; and the reader's refusals, each naming the file.
+//!
+//! With `--features sf19`: Stockfish 19's own net from
+//! `../shared/data/nets`, its accumulators checked against a refresh after
+//! every move of more than 300,000 moves of the shared games (real
+//! databases, engine games, Chess960), a position whose output the net's
+//! provenance records, and the search's bench signature with it.
+//!
+//! With `--features stockfish-js`: kibitz's `eval` against Stockfish.js
+//! 19's (`node`, the npm package `stockfish@19.0.0`) on more than 2,000
+//! positions of every kind: the raw output, the net's evaluation in pawns
+//! and the final evaluation, line for line.
+
+use std::sync::Arc;
+
+use kibitz::{
+    Position,
+    nnue::{Net, ThreatEval, ThreatNet, threat::simd::Kernels},
+};
+
+use crate::util::{Rng, TempDir, kibitz};
+
+/// The synthetic net, built once (87 million weights).
+fn synthetic() -> Arc<ThreatNet> {
+    static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
+    NET.get_or_init(|| Arc::new(ThreatNet::synthetic(11))).clone()
+}
+
+/// Plays seeded random games; after every legal move of every position
+/// visited (and after null moves), the accumulator kept up to date equals
+/// one computed from scratch. Returns the moves checked.
+fn playouts(net: &Arc<ThreatNet>, kernels: Kernels, chess960: bool, seed: u64, min: u64) -> u64 {
+    let mut rng = Rng::new(seed);
+    let mut eval = ThreatEval::with_kernels(net.clone(), kernels);
+    let mut checked = 0;
+    while checked < min {
+        let mut pos = if chess960 {
+            Position::chess960_startpos(rng.below(960) as u32).unwrap()
+        } else {
+            Position::startpos()
+        };
+        for _ in 0..300 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() || pos.rule50() >= 100 {
+                break;
+            }
+            let want = eval.refresh(&pos);
+            assert_eq!(*eval.accumulator(&pos), want, "{}", pos.fen());
+            for &m in moves.iter() {
+                pos.do_move(m);
+                let want = eval.refresh(&pos);
+                if *eval.accumulator(&pos) != want {
+                    pos.undo_move(m);
+                    panic!("{kernels:?}: after {} in {}", pos.uci(m), pos.fen());
+                }
+                pos.undo_move(m);
+                checked += 1;
+            }
+            if !pos.in_check() && rng.below(8) == 0 {
+                pos.do_null_move();
+                let want = eval.refresh(&pos);
+                assert_eq!(*eval.accumulator(&pos), want);
+                pos.undo_null_move();
+            }
+            // Two moves at once now and then: the update walks back over
+            // both.
+            let m = moves[rng.below(moves.len())];
+            pos.do_move(m);
+            let next = pos.legal_moves();
+            if !next.is_empty() && rng.below(3) == 0 {
+                pos.do_move(next[rng.below(next.len())]);
+            }
+        }
+    }
+    checked
+}
+
+#[test]
+fn incremental_equals_refresh_standard_and_chess960() {
+    let net = synthetic();
+    for kernels in Kernels::available() {
+        let standard = playouts(&net, kernels, false, 31, 60_000);
+        let chess960 = playouts(&net, kernels, true, 32, 60_000);
+        eprintln!(
+            "{}: {standard} + {chess960} moves, accumulators equal after each",
+            kernels.name()
+        );
+    }
+}
+
+#[test]
+fn every_kernel_set_gives_the_same_outputs() {
+    let net = synthetic();
+    let mut rng = Rng::new(5);
+    let kernels = Kernels::available();
+    let mut evals: Vec<ThreatEval> =
+        kernels.iter().map(|&k| ThreatEval::with_kernels(net.clone(), k)).collect();
+    let mut compared = 0;
+    for _ in 0..40 {
+        let mut pos = Position::startpos();
+        for _ in 0..120 {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos.do_move(moves[rng.below(moves.len())]);
+            let outs: Vec<_> = evals.iter_mut().map(|e| e.outputs(&pos)).collect();
+            assert!(outs.windows(2).all(|w| w[0] == w[1]), "{kernels:?} {outs:?} {}", pos.fen());
+            compared += 1;
+        }
+    }
+    eprintln!("{compared} positions: {kernels:?} give the same outputs");
+}
+
+#[test]
+fn bad_nets_are_named_errors() {
+    let dir = TempDir::new("nnue19");
+    let header = |hash: u32, desc: &[u8]| {
+        let mut b = 0x6A44_8AFAu32.to_le_bytes().to_vec();
+        b.extend_from_slice(&hash.to_le_bytes());
+        b.extend_from_slice(&(desc.len() as u32).to_le_bytes());
+        b.extend_from_slice(desc);
+        b
+    };
+    // The lite net of Stockfish.js's small build: the same version, another
+    // architecture.
+    let lite = dir.path("lite.nnue");
+    std::fs::write(&lite, header(0x0C10_35AE, b"lite")).unwrap();
+    let e = Net::load(&lite).err().unwrap().to_string();
+    assert!(e.contains("lite.nnue") && e.contains("another architecture"), "{e}");
+    // Cut short in the header's description, then in the first block.
+    let cut = dir.path("cut.nnue");
+    std::fs::write(&cut, &header(0xA85B_2205, b"trained")[..15]).unwrap();
+    let e = Net::load(&cut).err().unwrap().to_string();
+    assert!(e.contains("cut.nnue") && e.contains("cut short inside the description"), "{e}");
+    let mut b = header(0xA85B_2205, b"d");
+    b.extend_from_slice(&0xCB68_5313u32.to_le_bytes());
+    b.extend_from_slice(b"COMPRESSED_LEB128");
+    b.extend_from_slice(&4000u32.to_le_bytes());
+    b.extend_from_slice(&[0; 10]);
+    std::fs::write(&cut, &b).unwrap();
+    let e = Net::load(&cut).err().unwrap().to_string();
+    assert!(e.contains("cut short inside the feature transformer's biases"), "{e}");
+    // Through the command line: an error naming the file, no panic.
+    let (code, _, err) = kibitz(&["eval", "startpos", "--net", cut.to_str().unwrap()]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("cut.nnue"), "{err}");
+}
+
+#[cfg(feature = "sf19")]
+mod sf19 {
+    use std::path::PathBuf;
+
+    use kibitz::{GameReader, set_start_position};
+
+    use super::*;
+    use crate::util::shared;
+
+    pub fn net_path() -> PathBuf {
+        shared("nets/nn-1a298aa575a0.nnue")
+    }
+
+    pub fn real_net() -> Arc<ThreatNet> {
+        static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
+        NET.get_or_init(|| {
+            let Net::Stockfish19(net) = Net::load(&net_path()).unwrap() else {
+                panic!("Stockfish 19's net read as another kind")
+            };
+            assert_eq!(
+                net.info().sha256,
+                "1a298aa575a085434d29027978dc36867fe9c5bcea9376654b7a8eba1e52dfc2"
+            );
+            net
+        })
+        .clone()
+    }
+
+    /// The position the nets' README checks both oracles on: Stockfish.js
+    /// 19 and the native build print +24 for it, -0.08 and -0.10 pawns.
+    #[test]
+    fn the_recorded_position_evaluates_as_stockfish_19() {
+        let net = real_net();
+        let fen = "r4rk1/p2pbppp/1pq1pn2/8/2P1P3/2NQ2P1/PP1B1PKP/R4R2 b - - 2 13";
+        let pos = Position::from_fen(fen).unwrap();
+        for k in Kernels::available() {
+            let mut eval = ThreatEval::with_kernels(net.clone(), k);
+            assert_eq!(eval.evaluate(&pos), 24, "{k:?}");
+            let report = eval.stockfish_report(&pos);
+            assert!(report.contains("NNUE evaluation          +24 (side to move, internal units)"));
+            assert!(report.contains("NNUE evaluation        -0.08 (white side)"), "{report}");
+            assert!(report.contains("Final evaluation      -0.10 (white side)"), "{report}");
+        }
+        let (code, out, err) = kibitz(&["eval", fen, "--net", net_path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(
+            out.contains(
+                "|  6         |  +  0.01   |  +  0.07   |  +  0.08   | <-- this bucket is used"
+            ),
+            "{out}"
+        );
+    }
+
+    /// Every move of the shared games, replayed: after each, the
+    /// accumulators kept up to date equal a refresh, with every kernel set
+    /// the processor runs.
+    #[test]
+    fn incremental_equals_refresh_on_real_games() {
+        let net = real_net();
+        let files = [
+            "pgn/real/lichess_db_standard_rated_2025-05_1000k.pgn.zst",
+            "pgn/real/twic1599_1000k.pgn.zst",
+            "pgn/real/ccrl_blitz_Obsidian_2025.pgn.zst",
+            "pgn/real/chesscom_kyle_b81_2021.pgn.zst",
+            "pgn/real/play-like-tal_Tal_3110.pgn.zst",
+            "pgn/real/cutechess_avalanche_selfplay_2022-02.pgn.zst",
+            "pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst",
+            "pgn/chess960/fics_wild_fr_2009.pgn",
+            "pgn/chess960/cutechess-fischerrandom.pgn",
+            "pgn/lichess/lichess-org_database_2016-05.pgn.zst",
+        ];
+        let kernels = Kernels::available();
+        let mut evals: Vec<ThreatEval> =
+            kernels.iter().map(|&k| ThreatEval::with_kernels(net.clone(), k)).collect();
+        let startpos = Position::startpos();
+        let (mut moves, mut games, mut kinds) = (0u64, 0u64, [0u64; 4]);
+        for file in files {
+            let bytes = std::fs::read(shared(file)).unwrap();
+            let text =
+                if file.ends_with(".zst") { zstd::decode_all(&bytes[..]).unwrap() } else { bytes };
+            let mut reader = GameReader::new(&text, 0, &[]);
+            while let Some(game) = reader.next_game() {
+                let mut pos = Position::startpos();
+                if set_start_position(game, &mut pos, &startpos).is_err() {
+                    continue;
+                }
+                games += 1;
+                for san in &game.moves {
+                    let Ok(m) = san.to_move(&pos) else { break };
+                    let king = pos.moved_piece(m).is_some_and(|p| p.role() == kibitz::Role::King);
+                    kinds[0] += u64::from(pos.is_capture(m));
+                    kinds[1] += u64::from(m.promotion_role().is_some());
+                    kinds[2] += u64::from(m.is_castling());
+                    kinds[3] += u64::from(king);
+                    pos.do_move(m);
+                    let want = evals[0].refresh(&pos);
+                    for (k, e) in kernels.iter().zip(&mut evals) {
+                        assert_eq!(*e.accumulator(&pos), want, "{k:?}: {file}, {}", pos.fen());
+                    }
+                    moves += 1;
+                }
+                if moves >= 320_000 {
+                    break;
+                }
+            }
+            if moves >= 320_000 {
+                break;
+            }
+        }
+        assert!(moves >= 300_000, "{moves} moves");
+        eprintln!(
+            "Stockfish 19's net: {moves} moves of {games} games ({} captures, {} promotions, {} \
+             castlings, {} king moves), accumulators equal a refresh after each, kernels {:?}",
+            kinds[0], kinds[1], kinds[2], kinds[3], kernels
+        );
+        if !kernels.contains(&Kernels::Avx512) {
+            eprintln!("AVX-512 kernels: NOT RUN (this processor has no AVX-512)");
+        }
+    }
+
+    /// The bench node count at depth 8 with Stockfish 19's net: a signature
+    /// of the search with this evaluation. Every kernel set computes the
+    /// same integers, so every machine reaches the same count.
+    const BENCH_SIGNATURE_DEPTH_8: u64 = 212_918;
+
+    #[test]
+    fn bench_signature_with_stockfish_19s_net() {
+        let result = kibitz::bench::run(8, 16, Some(Net::Stockfish19(real_net())), |_, _, _| {})
+            .expect("a 16 MiB table");
+        assert_eq!(result.positions, 52);
+        assert_eq!(result.nodes, BENCH_SIGNATURE_DEPTH_8);
+    }
+}
+
+#[cfg(feature = "stockfish-js")]
+mod stockfish_js {
+    use std::{
+        collections::HashSet,
+        io::{BufRead, BufReader, Write},
+        path::PathBuf,
+        process::{Command, Stdio},
+    };
+
+    use kibitz::{EpdLine, GameReader, set_start_position};
+
+    use super::{sf19::real_net, *};
+    use crate::util::shared;
+
+    /// Stockfish.js 19's single-threaded build: `KIBITZ_STOCKFISH_JS`, or
+    /// `target/sfjs/package/bin/stockfish-19-single.js` (what `.ci/run`
+    /// unpacks from `npm pack stockfish@19.0.0`).
+    fn stockfish_js() -> PathBuf {
+        std::env::var_os("KIBITZ_STOCKFISH_JS").map(PathBuf::from).unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("target/sfjs/package/bin/stockfish-19-single.js")
+        })
+    }
+
+    /// 2,400 positions not in check (Stockfish prints no evaluation there):
+    /// games of every kind, Chess960 among them, the test suites, and
+    /// seeded playouts to the endgame.
+    fn positions() -> Vec<String> {
+        let mut rng = Rng::new(19);
+        let mut fens = Vec::new();
+        let mut seen = HashSet::new();
+        let mut add = |pos: &Position, fens: &mut Vec<String>| {
+            if !pos.in_check() && seen.insert(pos.key()) {
+                fens.push(pos.fen());
+            }
+        };
+        let startpos = Position::startpos();
+        for (file, take) in [
+            ("pgn/real/lichess_db_standard_rated_2025-05_1000k.pgn.zst", 300),
+            ("pgn/real/twic1599_1000k.pgn.zst", 300),
+            ("pgn/real/ccrl_blitz_Obsidian_2025.pgn.zst", 250),
+            ("pgn/real/chesscom_kyle_b81_2021.pgn.zst", 250),
+            ("pgn/real/play-like-tal_Tal_3110.pgn.zst", 250),
+            ("pgn/engine/TCEC_Season_13_-_Superfinal.pgn.zst", 250),
+            ("pgn/chess960/fics_wild_fr_2009.pgn", 150),
+        ] {
+            let bytes = std::fs::read(shared(file)).unwrap();
+            let text =
+                if file.ends_with(".zst") { zstd::decode_all(&bytes[..]).unwrap() } else { bytes };
+            let mut reader = GameReader::new(&text, 0, &[]);
+            let mut all = Vec::new();
+            while let Some(game) = reader.next_game() {
+                let mut pos = Position::startpos();
+                if set_start_position(game, &mut pos, &startpos).is_err() {
+                    continue;
+                }
+                for san in &game.moves {
+                    let Ok(m) = san.to_move(&pos) else { break };
+                    pos.do_move(m);
+                    if !pos.in_check() {
+                        all.push(pos.fen());
+                    }
+                }
+            }
+            for _ in 0..take {
+                let fen = &all[rng.below(all.len())];
+                add(&parse(fen), &mut fens);
+            }
+        }
+        for file in ["epd/arasan_wac_original.epd", "epd/BT2450.epd", "epd/bratko-kopec.epd"] {
+            for line in std::fs::read(shared(file)).unwrap().split(|&b| b == b'\n') {
+                if let Some(Ok(l)) = EpdLine::parse(line)
+                    && let Ok(pos) = l.position()
+                {
+                    add(&pos, &mut fens);
+                }
+            }
+        }
+        while fens.len() < 2_400 {
+            let mut pos = Position::startpos();
+            for ply in 0..300 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() || pos.rule50() >= 100 {
+                    break;
+                }
+                // Captures first: the game thins out to every piece count.
+                let caps: Vec<_> = moves.iter().filter(|&&m| pos.is_capture(m)).copied().collect();
+                let m = if !caps.is_empty() && rng.below(2) == 0 {
+                    caps[rng.below(caps.len())]
+                } else {
+                    moves[rng.below(moves.len())]
+                };
+                pos.do_move(m);
+                if ply % 7 == 0 {
+                    add(&pos, &mut fens);
+                }
+            }
+        }
+        fens
+    }
+
+    /// A FEN kibitz wrote, Chess960's included.
+    fn parse(fen: &str) -> Position {
+        let options = kibitz::FenOptions { castling_mode: None, drop_invalid_castling: true };
+        Position::from_fen_with(fen.as_bytes(), options).unwrap()
+    }
+
+    /// The three lines Stockfish 19's `eval` ends with, per position.
+    fn lines(report: &str) -> Vec<String> {
+        report
+            .lines()
+            .filter(|l| l.starts_with("NNUE evaluation") || l.starts_with("Final evaluation"))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn stockfish_js_reports(fens: &[String]) -> Vec<Vec<String>> {
+        let mut js = Command::new("node")
+            .arg(stockfish_js())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("node and Stockfish.js 19 (apt-get install nodejs; npm pack stockfish@19.0.0)");
+        let mut input = js.stdin.take().unwrap();
+        let mut commands = String::from("uci\nsetoption name UCI_Chess960 value true\n");
+        for f in fens {
+            commands.push_str(&format!("position fen {f}\neval\n"));
+        }
+        commands.push_str("isready\n");
+        let mut reports = Vec::new();
+        let mut current = String::new();
+        let writer = std::thread::spawn(move || {
+            input.write_all(commands.as_bytes()).unwrap();
+            input
+        });
+        let mut out = BufReader::new(js.stdout.take().unwrap());
+        let mut line = String::new();
+        while out.read_line(&mut line).unwrap() > 0 {
+            if line.starts_with("readyok") {
+                break;
+            }
+            current.push_str(&line);
+            if line.starts_with("Final evaluation") {
+                reports.push(lines(&std::mem::take(&mut current)));
+            }
+            line.clear();
+        }
+        let mut input = writer.join().unwrap();
+        input.write_all(b"quit\n").unwrap();
+        drop(input);
+        js.wait().unwrap();
+        reports
+    }
+
+    #[test]
+    fn eval_equals_stockfish_js_19() {
+        let fens = positions();
+        assert!(fens.len() >= 2_000, "{} positions", fens.len());
+        let theirs = stockfish_js_reports(&fens);
+        assert_eq!(theirs.len(), fens.len());
+        let net = real_net();
+        let mut eval = ThreatEval::new(net);
+        for (fen, t) in fens.iter().zip(&theirs) {
+            let pos = parse(fen);
+            let ours = lines(&eval.stockfish_report(&pos));
+            assert_eq!(&ours, t, "{fen}");
+        }
+        eprintln!(
+            "{} positions: kibitz's raw output, NNUE evaluation and final evaluation equal \
+             Stockfish.js 19's, line for line",
+            fens.len()
+        );
+    }
+}
