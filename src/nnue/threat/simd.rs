@@ -265,11 +265,45 @@ mod x86 {
     /// Registers per tile: a tile stays in registers while rows are added.
     const TILE: usize = 8;
 
+    /// Asks for the cache lines of `bytes` bytes at `p`.
+    #[inline(always)]
+    fn prefetch(p: *const u8, bytes: usize) {
+        for line in (0..bytes).step_by(64) {
+            // Safety: a prefetch never faults, whatever the address.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line).cast::<i8>()) };
+        }
+    }
+
+    /// Asks for the part of every row `c` names that the tile after
+    /// `tile` (of `regs` registers of `bytes` bytes) reads, while this one
+    /// is summed: the rows are spread over 100 MB, and each tile reads
+    /// only a slice of each.
+    #[inline(always)]
+    fn prefetch_tile(net: &ThreatNet, c: &Changes, tile: usize, regs: usize, bytes: usize) {
+        let next = (tile + regs) * bytes;
+        if next >= 2 * L1 {
+            return;
+        }
+        for &i in c.psq_add.iter().chain(&c.psq_sub) {
+            prefetch(
+                net.psq_weights[i as usize].0.as_ptr().cast::<u8>().wrapping_add(next),
+                regs * bytes,
+            );
+        }
+        if next < L1 {
+            for &i in c.threat_add.iter().chain(&c.threat_sub) {
+                let p = net.threat_weights[i as usize].0.as_ptr().cast::<u8>();
+                prefetch(p.wrapping_add(next / 2), regs * bytes / 2);
+            }
+        }
+    }
+
     #[target_feature(enable = "avx2")]
     pub unsafe fn apply_avx2(net: &ThreatNet, src: &Row, dst: &mut Row, c: &Changes) {
         let s = src.0.as_ptr().cast::<__m256i>();
         let d = dst.0.as_mut_ptr().cast::<__m256i>();
         for tile in (0..L1 / LANES).step_by(TILE) {
+            prefetch_tile(net, c, tile, TILE, 32);
             // Safety: rows are `L1` values aligned to 64 bytes, so register
             // `tile + k < L1 / LANES` is in bounds and aligned; threat rows
             // are `L1` bytes aligned to 64, read 16 bytes per register.
