@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Search quality and speed of kibitz against Stockfish, side by side.
 
-Drives `kibitz uci` and Stockfish (Debian's build, /usr/games/stockfish)
-through python-chess's engine module: one thread, Hash 16, a fresh
+Drives `kibitz uci` and Stockfish (Debian's build, /usr/games/stockfish,
+or any UCI engine for `reference` and `labels`) through python-chess's
+engine module or raw UCI over pipes: one thread, Hash 16, a fresh
 `ucinewgame` before every position, `go depth N`.
 
     python3 scripts/search_quality.py suites   --depths 8 10
@@ -12,6 +13,10 @@ through python-chess's engine module: one thread, Hash 16, a fresh
     python3 scripts/search_quality.py sources  --positions 100 --depths 7 8 9 10 11 12 --net NET
     python3 scripts/search_quality.py curve    --positions 400 --baseline OLD_KIBITZ --rounds 3
     python3 scripts/search_quality.py nets     --positions 400 --net builtin --rounds 3
+    python3 scripts/search_quality.py reference --engine native=/tmp/stockfish-762dd1da \
+        --depth 20 --hash 64 --positions 40 --out target/quality/ref-native-762dd1da-d20.json
+    python3 scripts/search_quality.py labels   --positions 40 \
+        --engines kibitz@NET:7,8,9,10,11,12,13 native=/tmp/stockfish-762dd1da:8,10,12
 
 suites:    solved counts on WAC 300, Bratko-Kopec, BT-2450 and the STS score
            (1500 positions, points per move), for kibitz at each depth.
@@ -53,20 +58,63 @@ nets:      two evaluations in the same kibitz binary, --net (e.g. `builtin`)
            depths 8 and 10 (linear in log time between --net's depths), as a
            paired difference with a 95% interval, pooled, on the held-out
            share and per source.
+reference: one engine's reference, written to --out (default
+           target/quality/ref-LABEL-SHA-dDEPTH.json) as {fen: [bestmove,
+           nodes, score]} (the score in centipawns from the side to move,
+           mates +-10000): --engine at --depth (20) with one thread, Hash
+           --hash (64) and ucinewgame before each position, --positions (40)
+           of every source. It resumes: positions already in the file are
+           skipped, and the file is replaced atomically every 10 searches.
+labels:    every engine configuration of --engines held to the references
+           (--reference FILE, repeatable; by default every JSON file in
+           data/references/, else every ref-*.json in target/quality/; a
+           reference is named by its file name without ref- and .json), on
+           the positions of --positions a source that are in every
+           reference: agreement with each reference and with their mean
+           (per position, the share of references whose move it plays) and
+           nodes a position, from searches cached per position (one thread,
+           Hash 16, ucinewgame before each position, --jobs processes side
+           by side); positions and nodes a second from a timing pass always
+           run afresh on the first --speed-positions (30) of each source, all
+           engines and depths taking turns position by position (--rounds,
+           default 1, medians). Per source, pooled and the held-out share
+           (--held-out, 0.25). Then the goals (--goals, default 8:1.0
+           10:0.8): at --yardstick's (default `native`) agreement with the
+           mean reference at depth 8 (10), each kibitz configuration's
+           depth (linear in agreement between its depths) and positions a
+           second (linear in log time) as a ratio to the yardstick's, goal
+           >= 1.0x (0.8x); and kibitz's agreement at the goal's speed minus
+           the yardstick's, paired, with a 95% interval. --json FILE dumps it
+           all; --speed-positions 0 leaves out the timing.
 speed:     positions per second of both engines at each depth, same
            positions, same run (the engines take turns position by
            position; --rounds rounds, medians), and the ratio. `--driver pipe` speaks UCI
            to both directly instead of through python-chess, whose own cost
            per search (about 1.3 ms here) otherwise counts as engine time.
+
+Engines (--engine, --engines SPEC:DEPTHS with DEPTHS like 7,8,9):
+    kibitz                    $KIBITZ with --net's evaluation
+    kibitz@NET                $KIBITZ with NET (a net file, builtin or hand-written)
+    kibitzLABEL[=PATH][@NET]  another label, or another kibitz binary
+    NAME=PATH                 any other UCI engine, e.g. native=/tmp/stockfish-762dd1da
+A plain `kibitz` is labelled kibitz@ and the net's file name
+(kibitz@nn-1a298aa575a0), any other engine by its NAME. Cached searches
+are keyed by the binary's content hash, kibitz's net's and Hash.
 """
 import argparse
+import concurrent.futures
+import glob
+import hashlib
 import io
 import json
 import math
 import os
 import random
+import re
+import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import chess
@@ -120,7 +168,7 @@ def sample_positions(n, seed=1):
             break
         moves = list(g.mainline_moves())
         if len(moves) > 12:
-            games.append(moves)
+            games.append((chess.Board(), moves))
     rng = random.Random(seed)
     return positions_of(games, n, rng)
 
@@ -288,10 +336,14 @@ class PipeEngine:
     """A UCI engine spoken to directly over its pipes, without python-chess:
     the same commands (ucinewgame, isready, position, go depth N), but no
     per-line parsing beyond the last info line's node count. It measures the
-    engines rather than the driver."""
+    engines rather than the driver.
 
-    def __init__(self, kind, binary=None, off=None, scale=None):
-        cmd = [binary or KIBITZ, "uci"] if kind == "kibitz" else [STOCKFISH]
+    `kind` "kibitz" starts `binary uci` (default $KIBITZ) with EvalFile `net`
+    (default --net's); any other kind starts `binary` (default $STOCKFISH)
+    with no arguments. Both get Threads 1 and Hash `hash_mb`."""
+
+    def __init__(self, kind, binary=None, off=None, scale=None, hash_mb=16, net=None):
+        cmd = [binary or KIBITZ, "uci"] if kind == "kibitz" else [binary or STOCKFISH]
         env = dict(os.environ)
         if off is not None:
             env["KIBITZ_SEARCH_OFF"] = off
@@ -301,11 +353,10 @@ class PipeEngine:
                                   bufsize=1, env=env)
         self.send("uci")
         self.wait("uciok")
-        if kind != "kibitz":
-            self.send("setoption name Threads value 1")
-        else:
-            self.send(f"setoption name EvalFile value {NET}")
-        self.send("setoption name Hash value 16")
+        self.send("setoption name Threads value 1")
+        if kind == "kibitz":
+            self.send(f"setoption name EvalFile value {net or NET}")
+        self.send(f"setoption name Hash value {hash_mb}")
         self.send("isready")
         self.wait("readyok")
 
@@ -349,7 +400,11 @@ class PipeEngine:
                 return line.split()[1], nodes, score
 
     def quit(self):
-        self.send("quit")
+        try:
+            self.send("quit")
+            self.p.stdin.close()
+        except OSError:
+            pass  # the engine is gone already
         self.p.wait()
 
 
@@ -399,8 +454,6 @@ def source_reference(name, fens, depth=16, jobs=None):
     cached in target/ by source, position by position (a larger sample
     searches only its new positions); `jobs` Stockfish processes side by
     side (default REFERENCE_JOBS)."""
-    import concurrent.futures
-    import threading
     cache = os.path.join(ROOT, "target", f"sf-d{depth}-{name}.json")
     known = json.load(open(cache)) if os.path.exists(cache) else {}
     todo = [f for f in dict.fromkeys(fens) if f not in known]
@@ -493,13 +546,20 @@ def cmd_sources(args):
 
 
 def file_sha(path):
-    """The first 12 hex digits of a file's SHA-256 (a cache key)."""
-    import hashlib
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()[:12]
+    """The first 12 hex digits of a file's SHA-256 (a cache key), hashed
+    once per run unless the file changes."""
+    st = os.stat(path)
+    memo = (os.path.abspath(path), st.st_size, st.st_mtime_ns)
+    if memo not in FILE_SHAS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        FILE_SHAS[memo] = h.hexdigest()[:12]
+    return FILE_SHAS[memo]
+
+
+FILE_SHAS = {}
 
 
 class Cached:
@@ -522,26 +582,32 @@ class Cached:
         os.replace(self.path + ".tmp", self.path)
 
 
-def engine_key(kind, binary, off="", scale=None):
-    if kind == "stockfish":
-        return "sf-" + file_sha(STOCKFISH)
-    net = NET if NET in ("hand-written", "<built-in>") else "net-" + file_sha(NET)
-    key = f"kibitz-{file_sha(binary)}-{net.replace('<', '').replace('>', '')}"
-    key += f"-scale-{scale}" if scale else ""
-    return key + (f"-off-{off.replace(',', '+')}" if off else "")
+def engine_key(kind, binary, off="", scale=None, net=None, hash_mb=16):
+    """The cache key of an engine (PipeEngine's arguments): its binary by
+    content hash; for kibitz also its evaluation (a net by content hash),
+    search scale and switched-off techniques; Hash when it is not 16."""
+    if kind != "kibitz":
+        key = "uci-" + file_sha(binary or STOCKFISH)
+    else:
+        net = net or NET
+        ev = net if net in ("hand-written", "<built-in>") else "net-" + file_sha(net)
+        key = f"kibitz-{file_sha(binary or KIBITZ)}-{ev.replace('<', '').replace('>', '')}"
+        key += f"-scale-{scale}" if scale else ""
+        key += f"-off-{off.replace(',', '+')}" if off else ""
+    return key + (f"-hash{hash_mb}" if hash_mb != 16 else "")
 
 
-def run_cached(kind, binary, depth, fens, jobs, off="", scale=None):
+def run_cached(kind, binary, depth, fens, jobs, off="", scale=None, net=None, hash_mb=16):
     """(bestmove, nodes, score) of every fen at `depth`, from the cache or
     searched, `jobs` engine processes side by side (the searches are
     deterministic, so splitting them changes nothing but the time)."""
-    cache = Cached(f"{engine_key(kind, binary, off, scale)}-d{depth}")
+    cache = Cached(f"{engine_key(kind, binary, off, scale, net, hash_mb)}-d{depth}")
     todo = cache.todo(fens)
     if todo:
         parts = [todo[i::jobs] for i in range(jobs)]
 
         def work(part):
-            e = PipeEngine(kind, binary, off, scale)
+            e = PipeEngine(kind, binary, off, scale, hash_mb, net)
             out = {}
             for fen in part:
                 best, nodes, score = e.search_scored(fen, depth)
@@ -549,7 +615,6 @@ def run_cached(kind, binary, depth, fens, jobs, off="", scale=None):
             e.quit()
             return out
 
-        import concurrent.futures
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             for out in pool.map(work, parts):
                 cache.known.update(out)
@@ -560,7 +625,6 @@ def run_cached(kind, binary, depth, fens, jobs, off="", scale=None):
 def held_out(fen, share, seed):
     """Whether a position is in the held-out share: a seeded hash of its
     FEN, so a position keeps its side of the split whatever else is drawn."""
-    import hashlib
     h = int.from_bytes(hashlib.sha256(f"{seed}:{fen}".encode()).digest()[:8], "little")
     return h / 2**64 < share
 
@@ -722,18 +786,23 @@ def cmd_curve(args):
         json.dump(report, open(args.json, "w"), indent=1)
 
 
-def use_net(net):
-    """Sets the evaluation kibitz's engines are started with (as --net)."""
-    global NET
+def resolve_net(net):
+    """kibitz's EvalFile for a net named as --net names it: "<built-in>" for
+    `builtin`, a net file's absolute path, or "hand-written"."""
     if net == "builtin":
-        NET = "<built-in>"
-    elif net and net != "hand-written":
+        return "<built-in>"
+    if net and net != "hand-written":
         if not os.path.exists(net):
             sys.exit(f"{net}: no such net (export Stockfish's: printf 'uci\\nexport_net "
                      f"{net}\\nquit\\n' | {STOCKFISH}; or builtin|hand-written)")
-        NET = os.path.abspath(net)
-    else:
-        NET = "hand-written"
+        return os.path.abspath(net)
+    return "hand-written"
+
+
+def use_net(net):
+    """Sets the evaluation kibitz's engines are started with (as --net)."""
+    global NET
+    NET = resolve_net(net)
     return NET
 
 
@@ -914,6 +983,441 @@ def curve_speed(args, names, data, binary, results):
     return out
 
 
+class Engine:
+    """An engine named on the command line (--engine, --engines):
+
+        kibitz                  $KIBITZ with --net's evaluation
+        kibitz@NET              $KIBITZ with NET (a net file, `builtin` or
+                                `hand-written`)
+        kibitzLABEL[=PATH][@NET]
+                                the same under another label, or another
+                                kibitz binary: a name starting with
+                                "kibitz" is run as `PATH uci` with EvalFile
+        NAME=PATH               any other UCI engine, run as PATH
+
+    Its label is NAME, except that plain `kibitz` is labelled kibitz@ and
+    the net's file name (kibitz@nn-1a298aa575a0), so that two nets of one
+    binary can be told apart."""
+
+    def __init__(self, spec, default_net=None):
+        if spec.startswith("kibitz"):
+            head, at, net = spec.partition("@")
+            name, _, path = head.partition("=")
+            self.kind = "kibitz"
+            self.net = resolve_net(net if at else default_net)
+            self.binary = path or KIBITZ
+            self.label = name if name != "kibitz" else "kibitz@" + net_name(self.net)
+        else:
+            name, eq, path = spec.partition("=")
+            if not eq or not name or not path:
+                sys.exit(f"{spec}: an engine is kibitz, kibitz@NET or NAME=PATH")
+            self.kind, self.net, self.label = "uci", None, name
+            self.binary = path if os.path.exists(path) else (shutil.which(path) or path)
+        if not os.path.exists(self.binary):
+            sys.exit(f"{spec}: no such binary {self.binary}")
+        self.binary = os.path.abspath(self.binary)
+
+    def open(self, hash_mb=16):
+        return PipeEngine(self.kind, self.binary, hash_mb=hash_mb, net=self.net)
+
+    def run_cached(self, depth, fens, jobs, hash_mb=16):
+        return run_cached(self.kind, self.binary, depth, fens, jobs, net=self.net, hash_mb=hash_mb)
+
+    def describe(self):
+        ev = f", {eval_of(self.net)}" if self.kind == "kibitz" else ""
+        return f"{self.label}: {self.binary} (sha256 {file_sha(self.binary)}{ev})"
+
+
+def net_name(net):
+    """A short name of kibitz's evaluation: the net file's name without
+    .nnue, `builtin` or `hand-written`."""
+    if net == "<built-in>":
+        return "builtin"
+    if net == "hand-written":
+        return net
+    return os.path.splitext(os.path.basename(net))[0]
+
+
+def eval_of(net):
+    return net if net in ("hand-written", "<built-in>") else f"net {net}, sha256 {file_sha(net)}"
+
+
+def engines_of(specs, default_net):
+    """[(Engine, depths)] of `--engines SPEC:DEPTHS ...` (DEPTHS: 8,10,12)."""
+    out = []
+    for s in specs:
+        spec, colon, depths = s.rpartition(":")
+        if not colon or not re.fullmatch(r"\d+(,\d+)*", depths):
+            sys.exit(f"{s}: expected SPEC:DEPTHS, e.g. kibitz@NET:7,8,9 or native=PATH:8,10,12")
+        out.append((Engine(spec, default_net), sorted({int(d) for d in depths.split(",")})))
+    labels = [e.label for e, _ in out]
+    for label in labels:
+        if labels.count(label) > 1:
+            sys.exit(f"two engines labelled {label}: name one (e.g. kibitz151@NET)")
+    return out
+
+
+# Committed references (JSON, {fen: [bestmove, nodes, score]}), and where
+# the searches of this script are cached (references written by
+# `reference` too, unless --out says otherwise).
+REFERENCES = os.path.join(ROOT, "data", "references")
+QUALITY = os.path.join(ROOT, "target", "quality")
+
+
+def reference_path(arg):
+    """A reference's file: `arg` itself, else a file of that name (with or
+    without .json and the ref- prefix) in data/references/, else in
+    target/quality/."""
+    if os.path.isfile(arg):
+        return arg
+    for folder in (REFERENCES, QUALITY):
+        for name in (arg, arg + ".json", f"ref-{arg}.json"):
+            if os.path.isfile(os.path.join(folder, name)):
+                return os.path.join(folder, name)
+    sys.exit(f"{arg}: no such reference (a file, or a name in {REFERENCES} or {QUALITY})")
+
+
+def load_references(args):
+    """{name: (path, {fen: [bestmove, nodes, score]})} of --reference, or
+    without it, of every JSON file in data/references/ (else every ref-*.json
+    in target/quality/). A reference's name is its file's name without
+    .json and the ref- prefix."""
+    if args.reference:
+        paths = [reference_path(a) for a in args.reference]
+    else:
+        paths = (sorted(glob.glob(os.path.join(REFERENCES, "*.json")))
+                 or sorted(glob.glob(os.path.join(QUALITY, "ref-*.json"))))
+        if not paths:
+            sys.exit(f"no references in {REFERENCES} or {QUALITY}: write one with `reference`, "
+                     f"or name one with --reference FILE")
+    refs = {}
+    for path in paths:
+        name = os.path.basename(path)
+        name = name[:-len(".json")] if name.endswith(".json") else name
+        name = name[len("ref-"):] if name.startswith("ref-") else name
+        if name in refs:
+            sys.exit(f"two references named {name}: {refs[name][0]} and {path}")
+        refs[name] = (path, json.load(open(path)))
+    return refs
+
+
+def cmd_reference(args):
+    """Writes one engine's reference: (bestmove, nodes, score) at --depth of
+    --positions of every source, one thread, Hash --hash, ucinewgame before
+    each position, as {fen: [bestmove, nodes, score]} to --out. Positions
+    already in the file are skipped and the file is replaced atomically
+    every 10 searches, so an interrupted run resumes where it stopped (with
+    the same engine and settings: the file does not record them)."""
+    if not args.engine:
+        sys.exit("reference: --engine SPEC (kibitz, kibitz@NET or NAME=PATH)")
+    engine = Engine(args.engine, args.net)
+    out = args.out or os.path.join(
+        QUALITY, f"ref-{re.sub(r'[^A-Za-z0-9._-]', '-', engine.label)}-"
+                 f"{file_sha(engine.binary)[:8]}-d{args.depth}.json")
+    known = json.load(open(out)) if os.path.exists(out) else {}
+    names = args.sources or list(SOURCES)
+    source_of = {}
+    for name in names:
+        for fen in sample_source(name, args.positions):
+            source_of.setdefault(fen, name)
+    todo = [f for f in source_of if f not in known]
+    print(f"{engine.describe()}\ndepth {args.depth}, one thread, Hash {args.hash}, ucinewgame "
+          f"before each position; {args.positions} positions a source ({len(names)} sources): "
+          f"{len(source_of) - len(todo)} already in {out}, {len(todo)} to search, "
+          f"{args.jobs} at a time", flush=True)
+    lock = threading.Lock()
+    done = [0]
+    start = time.perf_counter()
+
+    def save():
+        os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+        with open(out + ".tmp", "w") as f:
+            json.dump(known, f)
+        os.replace(out + ".tmp", out)
+
+    # On an interrupt the engines are stopped at once (a depth-20 search can
+    # take a minute) and what is done is saved.
+    stop = threading.Event()
+    procs = []
+
+    def work(part):
+        e = engine.open(args.hash)
+        with lock:
+            procs.append(e)
+        try:
+            for fen in part:
+                if stop.is_set():
+                    return
+                try:
+                    best, nodes, score = e.search_scored(fen, args.depth)
+                except RuntimeError:
+                    if stop.is_set():
+                        return
+                    raise
+                with lock:
+                    known[fen] = [best, nodes, score]
+                    done[0] += 1
+                    if done[0] % 10 == 0:
+                        save()
+                        secs = time.perf_counter() - start
+                        print(f"  {done[0]}/{len(todo)} ({source_of[fen]}), {secs / done[0]:.2f} s "
+                              f"a position", flush=True)
+        finally:
+            e.quit()
+
+    try:
+        if todo:
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+                futures = [pool.submit(work, todo[i::args.jobs]) for i in range(args.jobs)]
+                try:
+                    for f in futures:
+                        f.result()
+                except BaseException:
+                    stop.set()
+                    with lock:
+                        for e in procs:
+                            e.p.terminate()
+                    raise
+    except KeyboardInterrupt:
+        stop.set()
+    finally:
+        if done[0]:
+            with lock:
+                save()
+    print(f"{out}: {len(known)} positions ({done[0]} searched now, "
+          f"{time.perf_counter() - start:.0f} s){'; interrupted' if stop.is_set() else ''}")
+    if stop.is_set():
+        sys.exit(130)
+
+
+def labels_speed(args, engines, timed):
+    """{(source or "pooled", (label, depth)): (positions a second, nodes a
+    second)} on `timed` ({source: fens}), always searched afresh: one
+    process per engine, every engine and depth taking turns position by
+    position (the order reversed every other position and round), so a
+    slow spell of the machine falls on all alike; --rounds rounds, medians
+    of each source's seconds and of the pooled seconds. Nothing without
+    positions to time (--speed-positions 0)."""
+    names = [n for n in timed if timed[n]]
+    if not names or not args.rounds:
+        return {}
+    procs = {e.label: e.open(args.hash) for e, _ in engines}
+    runs = [(e.label, d) for e, depths in engines for d in depths]
+    secs = {(n, r): [] for n in names for r in runs}
+    nodes = {(n, r): 0 for n in names for r in runs}
+    # One untimed search a process first: its first search pays for
+    # faulting in the net and the tables.
+    for e, depths in engines:
+        procs[e.label].search_scored(timed[names[0]][0], depths[0])
+    for rnd in range(args.rounds):
+        took = {key: 0.0 for key in secs}
+        i = 0
+        for n in names:
+            for fen in timed[n]:
+                order = runs if (i + rnd) % 2 == 0 else runs[::-1]
+                i += 1
+                for label, d in order:
+                    t = time.perf_counter()
+                    _, k, _ = procs[label].search_scored(fen, d)
+                    took[(n, (label, d))] += time.perf_counter() - t
+                    if rnd == 0:
+                        nodes[(n, (label, d))] += k
+        for key, v in took.items():
+            secs[key].append(v)
+        print(f"  speed round {rnd + 1} of {args.rounds}: done", flush=True)
+    for p in procs.values():
+        p.quit()
+
+    def median(v):
+        return sorted(v)[len(v) // 2]
+
+    out = {}
+    total = sum(len(timed[n]) for n in names)
+    for r in runs:
+        for n in names:
+            s = median(secs[(n, r)])
+            out[(n, r)] = (len(timed[n]) / s, nodes[(n, r)] / s)
+        s = median([sum(secs[(n, r)][k] for n in names) for k in range(args.rounds)])
+        out[("pooled", r)] = (total / s, sum(nodes[(n, r)] for n in names) / s)
+    return out
+
+
+def cmd_labels(args):
+    """Best-move agreement of every --engines configuration with each
+    reference and with their mean, nodes a position (all counted positions,
+    cached searches) and positions and nodes a second (fresh interleaved
+    searches of the first --speed-positions a source), per source, pooled
+    and on the held-out share; then the goals' rows: each kibitz
+    configuration at --yardstick's agreement at each --goals depth."""
+    if not args.engines:
+        sys.exit("labels: --engines SPEC:DEPTHS ... (e.g. kibitz@NET:7,8,9 native=PATH:8,10)")
+    engines = engines_of(args.engines, args.net)
+    by_label = {e.label: (e, depths) for e, depths in engines}
+    yardstick = args.yardstick or ("native" if "native" in by_label else next(
+        (e.label for e, _ in engines if e.kind != "kibitz"), None))
+    if yardstick is not None and yardstick not in by_label:
+        sys.exit(f"--yardstick {yardstick}: not among the engines ({', '.join(by_label)})")
+    refs = load_references(args)
+    names = args.sources or list(SOURCES)
+    counted = {}
+    for name in names:
+        fens = sample_source(name, args.positions)
+        counted[name] = [f for f in dict.fromkeys(fens) if all(f in data for _, data in refs.values())]
+    all_fens = [f for n in names for f in counted[n]]
+    src_of = [n for n in names for _ in counted[n]]
+    split = [held_out(f, args.held_out, args.split_seed) for f in all_fens]
+    print(f"{args.positions} positions a source sampled; counted, being in every reference: "
+          f"{len(all_fens)} ({', '.join(f'{n} {len(counted[n])}' for n in names)}), "
+          f"{sum(split)} of them held out (a share of {args.held_out} by a seeded hash of the "
+          f"FEN, seed {args.split_seed})")
+    print("references:")
+    for r, (path, data) in refs.items():
+        print(f"  {r}: {path}, {len(data)} positions")
+    if not all_fens:
+        sys.exit("no position is in every reference")
+    ref_moves = {r: [data[f][0] for f in all_fens] for r, (_, data) in refs.items()}
+    listed = list(refs)
+    for a, b in [(a, b) for k, a in enumerate(listed) for b in listed[k + 1:]]:
+        same = sum(x == y for x, y in zip(ref_moves[a], ref_moves[b])) / len(all_fens)
+        print(f"  {a} and {b} choose the same move in {same:.1%}")
+    print("engines (one thread, Hash {}, ucinewgame before each position, raw UCI over pipes):"
+          .format(args.hash))
+    for e, depths in engines:
+        print(f"  {e.describe()}, depths {','.join(map(str, depths))}")
+    print(flush=True)
+
+    # Per configuration and depth, over the counted positions: nodes, and
+    # 1/0 per reference for the same move as that reference, and their mean.
+    results = {}
+    for e, depths in engines:
+        for d in depths:
+            res = e.run_cached(d, all_fens, args.jobs, args.hash)
+            right = {r: [int(b == m) for (b, _, _), m in zip(res, moves)]
+                     for r, moves in ref_moves.items()}
+            mean = [sum(right[r][i] for r in refs) / len(refs) for i in range(len(all_fens))]
+            results[(e.label, d)] = {"nodes": [n for _, n, _ in res], "right": right, "mean": mean}
+            print(f"  {e.label} d{d}: searched", flush=True)
+    timed = {n: counted[n][:args.speed_positions] for n in names}
+    speed = labels_speed(args, engines, timed)
+
+    report = {"references": {r: {"path": p, "positions": len(data)} for r, (p, data) in refs.items()},
+              "sampled_per_source": args.positions,
+              "counted": {n: len(counted[n]) for n in names},
+              "held_out": {"share": args.held_out, "seed": args.split_seed, "positions": sum(split)},
+              "engines": {e.label: {"binary": e.binary, "sha256": file_sha(e.binary),
+                                    "net": e.net, "depths": depths} for e, depths in engines},
+              "hash": args.hash, "rounds": args.rounds,
+              "speed_positions": {n: len(timed[n]) for n in names}, "groups": {}}
+    print(f"\nspeed: the first {args.speed_positions} counted positions a source "
+          f"({sum(len(v) for v in timed.values())} in all), searched afresh, engines and depths "
+          f"taking turns position by position, {args.rounds} round(s), medians; agreement and "
+          f"nodes a position from every counted position; `mean` is the mean over the "
+          f"references of 1 for the same move as that reference, else 0")
+    groups = [("pooled", "pooled", lambda i: True), ("held-out", "pooled", lambda i: split[i])]
+    groups += [(n, n, (lambda n: lambda i: src_of[i] == n)(n)) for n in names]
+    width = max(len(e.label) for e, _ in engines)
+    cols = [max(7, len(r)) for r in refs]
+    for gname, skey, member in groups:
+        rows = [i for i in range(len(all_fens)) if member(i)]
+        if not rows:
+            continue
+        line = {"positions": len(rows), "rows": {}, "goals": []}
+        head = "  ".join(f"{r:>{w}}" for r, w in zip(refs, cols))
+        print(f"\n{gname}: {len(rows)} positions{' (speeds pooled)' if gname == 'held-out' else ''}")
+        print(f"  {'engine':<{width}} {'depth':>5}  {head}     mean  nodes/pos    pos/s  Mnodes/s")
+        for e, depths in engines:
+            for d in depths:
+                res = results[(e.label, d)]
+                agree = {r: sum(res["right"][r][i] for i in rows) / len(rows) for r in refs}
+                mean = sum(res["mean"][i] for i in rows) / len(rows)
+                nodes = sum(res["nodes"][i] for i in rows) / len(rows)
+                rate, nps = speed.get((skey, (e.label, d)), (None, None))
+                line["rows"][f"{e.label}-d{d}"] = {"agree": agree, "mean": mean, "nodes": nodes,
+                                                   "per_second": rate, "nodes_per_second": nps}
+                cells = "  ".join(f"{agree[r]:>{w}.1%}" for r, w in zip(refs, cols))
+                timing = f"{rate:>7.1f}  {nps / 1e6:>8.2f}" if rate else f"{'-':>7}  {'-':>8}"
+                print(f"  {e.label:<{width}} {d:>5}  {cells}  {mean:>7.1%}  {nodes:>9.0f}  {timing}")
+        if yardstick is not None and (skey, (yardstick, by_label[yardstick][1][0])) in speed:
+            for goal_row in labels_goals(args, engines, by_label[yardstick], results, speed, skey, rows):
+                line["goals"].append(goal_row)
+        report["groups"][gname] = line
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(report, f, indent=1)
+
+
+def labels_goals(args, engines, yard, results, speed, skey, rows):
+    """The goals' rows of one group: for each --goals depth D of the
+    yardstick, each kibitz configuration's depth at the yardstick's
+    agreement with the mean reference at D (linear between depths) and
+    its positions a second there (linear in log time), as a ratio to the
+    yardstick's at D; and, paired position by position with a 95%
+    interval, kibitz's agreement at the goal's speed (the ratio times
+    the yardstick's positions a second; linear in log time between depths)
+    minus the yardstick's. Returns the rows for --json."""
+    y, ydepths = yard
+    out = []
+
+    def mean_of(vals):
+        return sum(vals) / len(vals)
+
+    for yd, goal in args.goals:
+        if yd not in ydepths:
+            continue
+        y_right = [results[(y.label, yd)]["mean"][i] for i in rows]
+        target = mean_of(y_right)
+        y_sec = 1 / speed[(skey, (y.label, yd))][0]
+        print(f"  goal: {y.label} d{yd}'s {target:.1%} mean agreement at {1 / y_sec:.1f} pos/s, "
+              f"kibitz at >= {goal}x its pos/s")
+        for e, depths in engines:
+            if e.kind != "kibitz":
+                continue
+            agree = [mean_of([results[(e.label, d)]["mean"][i] for i in rows]) for d in depths]
+            logt = [math.log(1 / speed[(skey, (e.label, d))][0]) for d in depths]
+            row = {"yardstick": y.label, "depth": yd, "goal": goal, "kibitz": e.label,
+                   "target": target, "yardstick_per_second": 1 / y_sec}
+            # Equal agreement: the first two depths around the target.
+            reach = None
+            for k in range(len(depths) - 1):
+                if agree[k] <= target <= agree[k + 1]:
+                    w = 0 if agree[k + 1] == agree[k] else (target - agree[k]) / (agree[k + 1] - agree[k])
+                    reach = (depths[k] + w * (depths[k + 1] - depths[k]),
+                             math.exp((1 - w) * logt[k] + w * logt[k + 1]))
+                    break
+            if reach is None and agree and agree[0] >= target:
+                ratio = y_sec / math.exp(logt[0])
+                text = (f"d{depths[0]} already {agree[0]:.1%} at {math.exp(-logt[0]):.1f} pos/s, "
+                        f">= {ratio:.2f}x ({'met' if ratio >= goal else 'undecided: no lower depth'})")
+                row.update(depth_reached=None, ratio_at_least=ratio)
+            elif reach is None:
+                best = max(range(len(depths)), key=lambda k: agree[k])
+                text = f"no depth reaches it (best d{depths[best]} {agree[best]:.1%})"
+                row.update(depth_reached=None, ratio=None)
+            else:
+                ratio = y_sec / reach[1]
+                text = (f"d{reach[0]:.2f} at {1 / reach[1]:.1f} pos/s: {ratio:.2f}x "
+                        f"({'met' if ratio >= goal else 'not met'})")
+                row.update(depth_reached=reach[0], per_second=1 / reach[1], ratio=ratio)
+            # Equal speed: kibitz at the goal's positions a second, paired.
+            x = math.log(y_sec / goal)
+            for k in range(len(depths) - 1):
+                if logt[k] <= x <= logt[k + 1]:
+                    w = 0 if logt[k + 1] == logt[k] else (x - logt[k]) / (logt[k + 1] - logt[k])
+                    xs = [(1 - w) * results[(e.label, depths[k])]["mean"][i]
+                          + w * results[(e.label, depths[k + 1])]["mean"][i] for i in rows]
+                    diff, half = paired(xs, y_right)
+                    text += (f"; at {goal}x its pos/s (d{depths[k]}-d{depths[k + 1]}, w {w:.2f}) "
+                             f"{mean_of(xs):.1%}: {diff * 100:+.1f} [{(diff - half) * 100:+.1f}, "
+                             f"{(diff + half) * 100:+.1f}] points")
+                    row.update(at_goal_speed=mean_of(xs), diff=diff, half=half)
+                    break
+            else:
+                text += f"; at {goal}x its pos/s: outside d{depths[0]}-d{depths[-1]}'s speeds"
+            print(f"    {e.label}: {text}")
+            out.append(row)
+    return out
+
+
 def read_epd(path):
     text = zstd_text(path) if path.endswith(".zst") else open(path, encoding="utf-8", errors="replace").read()
     out = []
@@ -963,60 +1467,110 @@ def cmd_suites(args):
     kib.quit()
 
 
+# Defaults of the options whose default depends on the command (None in
+# the parser): the command's own, else the general one.
+DEFAULTS = {
+    "curve": {"sf_depths": [8, 10, 12], "rounds": 0},
+    "nets": {"kibitz_depths": [7, 8, 9, 10, 11, 12], "speed_positions": 20},
+    "reference": {"positions": 40, "hash": 64, "jobs": 1},
+    "labels": {"positions": 40, "rounds": 1, "jobs": 1},
+    None: {"positions": 1000, "sf_depths": [7, 8, 9, 10], "rounds": 3, "hash": 16, "jobs": 2,
+           "kibitz_depths": [7, 8, 9, 10, 11, 12, 13], "speed_positions": 30},
+}
+
+
+def goal_of(text):
+    """--goals' DEPTH:RATIO, e.g. 8:1.0."""
+    depth, _, ratio = text.partition(":")
+    try:
+        return int(depth), float(ratio)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text}: expected DEPTH:RATIO, e.g. 8:1.0")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["suites", "agreement", "speed", "sources", "curve", "nets"])
-    p.add_argument("--positions", type=int, default=1000)
+    p.add_argument("command", choices=["suites", "agreement", "speed", "sources", "curve", "nets",
+                                       "reference", "labels"])
+    p.add_argument("--positions", type=int,
+                   help="positions (agreement, speed; default 1000) or positions a source "
+                        "(sources, curve, nets: default 1000; reference, labels: default 40)")
     p.add_argument("--depths", type=int, nargs="+", default=[8, 10])
     p.add_argument("--driver", choices=["python-chess", "pipe"], default="python-chess",
                    help="speed: drive the engines through python-chess (default) or raw UCI over pipes")
     p.add_argument("--kibitz-only", action="store_true",
                    help="agreement: run kibitz alone (Stockfish's depth-16 reference is cached in target/)")
-    p.add_argument("--rounds", type=int, default=3, help="speed: rounds over the positions (medians)")
+    p.add_argument("--rounds", type=int,
+                   help="speed, curve, nets, labels: timed rounds over the positions, medians "
+                        "(default 3; curve 0, no timing; labels 1)")
     p.add_argument("--sources", nargs="+", choices=list(SOURCES),
-                   help="sources: the sources to sample (default: all)")
-    p.add_argument("--sf-depths", type=int, nargs="*", default=[7, 8, 9, 10],
-                   help="sources: Stockfish's depths")
+                   help="sources, curve, nets, reference, labels: the sources to sample (default: all)")
+    p.add_argument("--sf-depths", type=int, nargs="*",
+                   help="sources, curve: Stockfish's depths (default 7-10; curve 8 10 12)")
     p.add_argument("--net", default=os.environ.get("KIBITZ_NET") or SF_NET,
                    help="kibitz evaluates with this net (Stockfish 15.1's or kibitz's own; its "
                         "EvalFile), `builtin` for the net built into kibitz, `hand-written` for "
                         "the hand-written evaluation; default KIBITZ_NET, else Stockfish 15.1's "
                         "net exported to target/nn-ad9b42354671.nnue")
-    p.add_argument("--kibitz-depths", type=int, nargs="+", default=[7, 8, 9, 10, 11, 12, 13],
-                   help="curve, nets: kibitz's depths (nets: default 7-12)")
+    p.add_argument("--kibitz-depths", type=int, nargs="+",
+                   help="curve, nets: kibitz's depths (default 7-13; nets 7-12)")
     p.add_argument("--net-scale", type=int,
                    help="nets: the search's margin scale for --net (KIBITZ_SEARCH_SCALE)")
     p.add_argument("--versus", default=SF_NET,
                    help="nets: the evaluation --net is held to (default Stockfish 15.1's net)")
     p.add_argument("--held-out", type=float, default=0.25,
-                   help="curve: the share of every source held out of tuning, reported apart")
-    p.add_argument("--split-seed", type=int, default=1, help="curve: the seed of the held-out split")
+                   help="curve, nets, labels: the share of every source held out of tuning, "
+                        "reported apart")
+    p.add_argument("--split-seed", type=int, default=1,
+                   help="curve, nets, labels: the seed of the held-out split")
     p.add_argument("--baseline", help="curve: another kibitz binary, for paired tests of a change")
-    p.add_argument("--jobs", type=int, default=2, help="curve: engine processes side by side")
+    p.add_argument("--jobs", type=int,
+                   help="curve, nets, reference, labels: engine processes side by side for the "
+                        "cached searches (default 2; reference and labels 1)")
     p.add_argument("--off", default="",
                    help="curve: techniques the kibitz searched switches off (KIBITZ_SEARCH_OFF)")
     p.add_argument("--baseline-off",
                    help="curve: the baseline is --baseline (default: the same kibitz) with these "
                         "techniques off")
-    p.add_argument("--speed-positions", type=int, default=30,
-                   help="curve: positions per source timed in the speed rounds")
-    p.add_argument("--json", help="curve: write the figures here")
+    p.add_argument("--speed-positions", type=int,
+                   help="curve, nets, labels: positions per source timed in the speed rounds "
+                        "(default 30; nets 20; labels: 0 for no timing)")
+    p.add_argument("--json", help="curve, nets, labels: write the figures here")
     p.add_argument("--second-reference", type=int, metavar="DEPTH",
                    help="curve: also hold both engines to kibitz's own search at DEPTH")
+    p.add_argument("--engine", metavar="SPEC",
+                   help="reference: the engine (kibitz, kibitz@NET or NAME=PATH)")
+    p.add_argument("--depth", type=int, default=20, help="reference: the depth (default 20)")
+    p.add_argument("--hash", type=int,
+                   help="reference, labels: Hash in MB (default 64 for reference, 16 for labels)")
+    p.add_argument("--out", metavar="FILE",
+                   help="reference: the JSON file written and resumed (default "
+                        "target/quality/ref-LABEL-SHA-dDEPTH.json)")
+    p.add_argument("--reference", action="append", metavar="FILE",
+                   help="labels: a reference, {fen: [bestmove, nodes, score]} (repeatable; a file, "
+                        "or a name in data/references/ or target/quality/; default: every JSON "
+                        "file in data/references/, else every ref-*.json in target/quality/)")
+    p.add_argument("--engines", nargs="+", metavar="SPEC:DEPTHS",
+                   help="labels: engine configurations, e.g. kibitz@NET:7,8,9 native=PATH:8,10,12")
+    p.add_argument("--yardstick", metavar="LABEL",
+                   help="labels: the engine the goals hold kibitz to (default `native`, else the "
+                        "first engine that is not kibitz)")
+    p.add_argument("--goals", type=goal_of, nargs="+", default=[(8, 1.0), (10, 0.8)],
+                   metavar="DEPTH:RATIO",
+                   help="labels: at the yardstick's agreement at DEPTH, kibitz at >= RATIO times "
+                        "its positions a second (default 8:1.0 10:0.8)")
     args = p.parse_args()
-    if args.command == "curve" and args.sf_depths == [7, 8, 9, 10]:
-        args.sf_depths = [8, 10, 12]
-    if args.command == "curve" and args.rounds == 3 and "--rounds" not in sys.argv:
-        args.rounds = 0
-    if args.command == "nets" and "--kibitz-depths" not in sys.argv:
-        args.kibitz_depths = [7, 8, 9, 10, 11, 12]
-    if args.command == "nets" and "--speed-positions" not in sys.argv:
-        args.speed_positions = 20
+    for name, value in {**DEFAULTS[None], **DEFAULTS.get(args.command, {})}.items():
+        if getattr(args, name) is None:
+            setattr(args, name, value)
     global REFERENCE_JOBS
     REFERENCE_JOBS = args.jobs
-    use_net(args.net)
+    if args.command not in ("reference", "labels"):
+        # reference and labels resolve --net only for a plain `kibitz` engine.
+        use_net(args.net)
     {"suites": cmd_suites, "agreement": cmd_agreement, "speed": cmd_speed,
-     "sources": cmd_sources, "curve": cmd_curve, "nets": cmd_nets}[args.command](args)
+     "sources": cmd_sources, "curve": cmd_curve, "nets": cmd_nets,
+     "reference": cmd_reference, "labels": cmd_labels}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -290,15 +290,23 @@ impl ThreatEval {
             self.boards.push(before);
         }
         self.boards.reverse();
-        for side in [Color::White, Color::Black] {
-            match starts[side.to_usize()] {
-                Start::Done => {}
-                Start::Refresh => self.refresh_side(pos, top, side, lowest),
-                Start::From(from) => {
-                    for j in from + 1..=top {
-                        self.step(pos, j, lowest, side);
-                    }
+        // A move's threat and pair changes are the same for both sides:
+        // worked out once, applied to each side that steps over it.
+        for j in lowest + 1..=top {
+            let steps = starts.map(|s| matches!(s, Start::From(from) if from < j));
+            if steps == [false; 2] {
+                continue;
+            }
+            self.changed(pos, j, lowest);
+            for side in [Color::White, Color::Black] {
+                if steps[side.to_usize()] {
+                    self.step(pos, j, side);
                 }
+            }
+        }
+        for side in [Color::White, Color::Black] {
+            if starts[side.to_usize()] == Start::Refresh {
+                self.refresh_side(pos, top, side, lowest);
             }
         }
         &self.entries[top].acc
@@ -329,30 +337,17 @@ impl ThreatEval {
         }
     }
 
-    /// Computes `side`'s accumulator at `j` from the one at `j - 1`;
+    /// Works out the threats and pawn pairs the move to state `j` changed;
     /// `self.boards[k]` is the board at index `lowest + k`.
-    fn step(&mut self, pos: &Position, j: usize, lowest: usize, side: Color) {
-        self.stats.steps += 1;
-        let states = pos.states();
-        let king = pos.king(side);
-        let dirty = states[j].dirty.entries();
+    fn changed(&mut self, pos: &Position, j: usize, lowest: usize) {
+        let dirty = pos.states()[j].dirty.entries();
         let (before, after) = (&self.boards[j - 1 - lowest], &self.boards[j - lowest]);
-        self.changes.clear();
-        for e in dirty {
-            if let Some(from) = e.from {
-                self.changes.psq_sub.push(psq_index(side, from, e.piece, king) as u32);
-            }
-            if let Some(to) = e.to {
-                self.changes.psq_add.push(psq_index(side, to, e.piece, king) as u32);
-            }
-        }
-        let changed = changed_squares(dirty);
         self.threats_removed.clear();
         self.threats_added.clear();
         changed_threats(
             before,
             after,
-            changed,
+            changed_squares(dirty),
             &mut self.scratch,
             &mut self.threats_removed,
             &mut self.threats_added,
@@ -365,6 +360,23 @@ impl ThreatEval {
             &mut self.pairs_removed,
             &mut self.pairs_added,
         );
+    }
+
+    /// Computes `side`'s accumulator at `j` from the one at `j - 1`, with
+    /// the changes [`ThreatEval::changed`] worked out for `j`.
+    fn step(&mut self, pos: &Position, j: usize, side: Color) {
+        self.stats.steps += 1;
+        let states = pos.states();
+        let king = pos.king(side);
+        self.changes.clear();
+        for e in states[j].dirty.entries() {
+            if let Some(from) = e.from {
+                self.changes.psq_sub.push(psq_index(side, from, e.piece, king) as u32);
+            }
+            if let Some(to) = e.to {
+                self.changes.psq_add.push(psq_index(side, to, e.piece, king) as u32);
+            }
+        }
         threat_inputs(
             side,
             king,
