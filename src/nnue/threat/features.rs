@@ -114,7 +114,7 @@ const fn pseudo_attacks(piece: usize, sq: usize) -> u64 {
     match piece / 2 {
         0 => {
             let (f, r) = ((sq % 8) as i32, (sq / 8) as i32);
-            let dr = if piece % 2 == 0 { 1 } else { -1 };
+            let dr = if piece & 1 == 0 { 1 } else { -1 };
             let mut bb = 0u64;
             if r + dr >= 0 && r + dr < 8 {
                 if f > 0 {

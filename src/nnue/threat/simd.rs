@@ -514,7 +514,7 @@ mod tests {
         let mut input = [0u8; L1];
         for (i, x) in input.iter_mut().enumerate() {
             // Sparse, as the transformed features are.
-            *x = if next() % 3 == 0 { (next() % 128) as u8 } else { 0 };
+            *x = if next().is_multiple_of(3) { (next() % 128) as u8 } else { 0 };
             if i % 97 == 0 {
                 *x = 127;
             }
@@ -537,7 +537,7 @@ mod tests {
     #[test]
     fn activations_as_stockfish_computes_them() {
         assert_eq!(sqr_clipped_relu(0, 7), 0);
-        assert_eq!(sqr_clipped_relu(-2000, 7), (2000 * 2000 >> 21) as u8);
+        assert_eq!(sqr_clipped_relu(-2000, 7), ((2000 * 2000) >> 21) as u8);
         assert_eq!(sqr_clipped_relu(1 << 20, 7), 127);
         assert_eq!(clipped_relu(-5, 7), 0);
         assert_eq!(clipped_relu(300 << 7, 7), 127);
