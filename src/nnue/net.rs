@@ -32,14 +32,19 @@ const VERSION_HALFKP: u32 = 0x7AF3_2F16;
 /// The feature transformer's hash: HalfKAv2_hm's, with its output size.
 pub const TRANSFORMER_HASH: u32 = 0x7F23_4CB8 ^ (L1 as u32 * 2);
 
+/// An affine layer's part of a layer stack's hash (Stockfish's
+/// `AffineTransform::get_hash_value`).
+pub(crate) const fn affine(prev: u32, outputs: u32) -> u32 {
+    (0xCC03_DAE4u32.wrapping_add(outputs)) ^ (prev >> 1) ^ (prev << 31)
+}
+
+/// A clipped ReLU's part of a layer stack's hash.
+pub(crate) const fn clipped_relu(prev: u32) -> u32 {
+    0x538D_24C7u32.wrapping_add(prev)
+}
+
 /// The hash of one layer stack, computed as Stockfish's `Network` does.
 pub const NETWORK_HASH: u32 = {
-    const fn affine(prev: u32, outputs: u32) -> u32 {
-        (0xCC03_DAE4u32.wrapping_add(outputs)) ^ (prev >> 1) ^ (prev << 31)
-    }
-    const fn clipped_relu(prev: u32) -> u32 {
-        0x538D_24C7u32.wrapping_add(prev)
-    }
     let h = 0xEC42_E90D ^ (L1 as u32 * 2);
     let h = affine(h, L2 as u32);
     let h = clipped_relu(h);

@@ -26,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 use crate::nnue::{
     L1, NetError, NetInfo, PSQT_BUCKETS, Row,
+    net::{affine, clipped_relu},
     threat::features::{PAIRS, THREAT_INPUTS, THREATS},
 };
 
@@ -58,12 +59,6 @@ pub const TRANSFORMER_HASH: u32 = {
 /// One layer stack's hash (Stockfish's `NetworkArchitecture::get_hash_value`:
 /// the squared activations are left out of it, as Stockfish leaves them).
 pub const STACK_HASH: u32 = {
-    const fn affine(prev: u32, outputs: u32) -> u32 {
-        (0xCC03_DAE4u32.wrapping_add(outputs)) ^ (prev >> 1) ^ (prev << 31)
-    }
-    const fn clipped_relu(prev: u32) -> u32 {
-        0x538D_24C7u32.wrapping_add(prev)
-    }
     let h = 0xEC42_E90D ^ (L1 as u32 * 2);
     let h = affine(h, L2 as u32);
     let h = clipped_relu(h);
