@@ -461,9 +461,11 @@ impl ThreatEval {
     /// chooses.
     pub fn outputs(&mut self, pos: &Position) -> Outputs {
         let b = bucket(pos.occupied().count());
-        let (k, net) = (self.kernels, self.net.clone());
-        let acc = self.accumulator(pos);
-        outputs(k, &net, acc, pos.side_to_move(), b)
+        self.accumulator(pos);
+        // The accumulator is the top entry's: borrowed beside the net
+        // rather than through a second handle on the net at every node.
+        let acc = &self.entries[pos.states().len() - 1].acc;
+        outputs(self.kernels, &self.net, acc, pos.side_to_move(), b)
     }
 
     /// The raw evaluation Stockfish 19's `eval` prints as `NNUE
