@@ -12,6 +12,13 @@ depth instead (an A/B match of a change, same openings, both colours):
     python3 scripts/match.py --games 400 --kibitz-depth 7 --baseline /tmp/kibitz-before
     python3 scripts/match.py --games 400 --nodes 20000 --baseline /tmp/kibitz-before
 
+A baseline that is not kibitz (a native Stockfish build, which reads its
+command-line arguments as commands and quits after them) is started with no
+arguments by --baseline-plain:
+
+    python3 scripts/match.py --games 400 --nodes 10000 --baseline /tmp/stockfish-native \
+        --baseline-plain --kibitz-option EvalFile=../shared/data/nets/nn-1a298aa575a0.nnue
+
 Two evaluations of one binary at equal time per move, two games at a time:
 the built-in net (EvalFile's value `<built-in>`, or the file it is built
 from, data/kibitz-net.nnue) against the hand-written evaluation, and
@@ -86,6 +93,9 @@ def main():
     p.add_argument("--skill", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--baseline", help="play this kibitz binary (at --kibitz-depth) instead of Stockfish")
+    p.add_argument("--baseline-plain", action="store_true",
+                   help="start the baseline with no arguments (a UCI engine such as Stockfish) "
+                        "rather than as `BASELINE uci`")
     p.add_argument("--movetime", type=int,
                    help="with --baseline: both search this many milliseconds a move (equal time)")
     p.add_argument("--kibitz-option", action="append", default=[], metavar="NAME=VALUE",
@@ -106,7 +116,8 @@ def main():
         kib = chess.engine.SimpleEngine.popen_uci([KIBITZ, "uci"])
         kib.configure({"Hash": 16, **options(args.kibitz_option)})
         if args.baseline:
-            sf = chess.engine.SimpleEngine.popen_uci([args.baseline, "uci"])
+            command = [args.baseline] if args.baseline_plain else [args.baseline, "uci"]
+            sf = chess.engine.SimpleEngine.popen_uci(command)
             sf.configure({"Hash": 16, **options(args.baseline_option)})
         else:
             sf = chess.engine.SimpleEngine.popen_uci(STOCKFISH)
