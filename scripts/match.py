@@ -92,6 +92,9 @@ def main():
     p.add_argument("--sf-depth", type=int, default=8)
     p.add_argument("--skill", type=int, default=10)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--first", type=int, default=0,
+                   help="leave out the schedule's first N games (to split one match across runs: "
+                        "`--games 400` and `--games 400 --first 200` play the second half)")
     p.add_argument("--baseline", help="play this kibitz binary (at --kibitz-depth) instead of Stockfish")
     p.add_argument("--baseline-plain", action="store_true",
                    help="start the baseline with no arguments (a UCI engine such as Stockfish) "
@@ -145,6 +148,7 @@ def main():
         for kibitz_white in (True, False):
             if len(schedule) < args.games:
                 schedule.append((moves, kibitz_white))
+    schedule = schedule[args.first:]
     pool = [engines() for _ in range(max(1, args.concurrency))]
     free = list(range(len(pool)))
     import threading
@@ -172,7 +176,7 @@ def main():
             draws += s == 0.5
             losses += s == 0.0
             n = len(scores)
-            if n % 20 == 0 or n >= args.games:
+            if n % 20 == 0 or n >= len(schedule):
                 mean = sum(scores) / n
                 sd = math.sqrt(sum((x - mean) ** 2 for x in scores) / max(1, n - 1)) / math.sqrt(n)
                 lo, hi = elo(mean - 1.96 * sd), elo(mean + 1.96 * sd)

@@ -24,16 +24,19 @@ native [--engine /tmp/stockfish-oracle] [--in positions.tsv] [--out native.tsv]
     the `d` command's position key that UCI_Chess960 on reads ordinary FENs
     (castling, en passant) exactly as off.
 
-js [--in positions.tsv] [--sample 2500] [--out js.tsv] [--sfjs-dir target/sfjs]
+js [--in positions.tsv] [--sample 2500] [--out js.tsv] [--sfjs-dir target/sfjs] [--lite]
     Runs Stockfish.js 19 (fetched with `npm pack` when missing) on a random
     sample that keeps every source and category (0 = all positions), minus
     positions in check, for which it prints no NNUE lines. Output:
-    `source fen raw nnue_white_pawns final_white_pawns`.
+    `source fen raw nnue_white_pawns final_white_pawns`. --lite runs its
+    lite build (stockfish-19-lite-single.js, the lite net nn-61e7af4bb97d).
 
 compare --kibitz PATH --net NET [--native native.tsv] [--js js.tsv]
     Streams every FEN into `PATH eval --net NET -`; checks its raw output
     against the native oracle everywhere, and raw plus both pawn lines against
     Stockfish.js on its sample (and the two oracles against each other).
+    `--native none` compares with Stockfish.js alone, on its sample (the
+    lite net, which no native build here runs).
     Prints equal/different counts per source and per category and the first
     20 differences; exits 1 on any difference or missing output.
 """
@@ -486,8 +489,9 @@ def stratified_sample(keys, size, rng):
     return chosen
 
 
-def ensure_sfjs(d):
-    script = os.path.join(d, "package", "bin", "stockfish-19-single.js")
+def ensure_sfjs(d, lite=False):
+    name = "stockfish-19-lite-single.js" if lite else "stockfish-19-single.js"
+    script = os.path.join(d, "package", "bin", name)
     if not os.path.exists(script):
         os.makedirs(d, exist_ok=True)
         log(f"fetching stockfish@19.0.0 into {d}")
@@ -498,7 +502,7 @@ def ensure_sfjs(d):
 
 def cmd_js(args):
     t0 = time.time()
-    script = ensure_sfjs(args.sfjs_dir)
+    script = ensure_sfjs(args.sfjs_dir, args.lite)
     rows = read_tsv(args.inp)
     keys = [[base_source(s), *categories(s, f)] for s, f in rows]
     ok = [k for k in range(len(rows)) if "in check" not in keys[k]]
@@ -540,8 +544,16 @@ def kibitz_blocks(argv, fens):
 
 def cmd_compare(args):
     t0 = time.time()
-    native = read_tsv(args.native)
-    js = {key4(r[1]): r[2:] for r in read_tsv(args.js)} if args.js else {}
+    js_rows = read_tsv(args.js) if args.js else []
+    js = {key4(r[1]): r[2:] for r in js_rows}
+    if args.native == "none":
+        if not js_rows:
+            sys.exit("--native none needs --js")
+        # Stockfish.js's raw value stands in for the native one; its
+        # sample has no position in check.
+        native = [(r[0], r[1], r[2], "", "", "js") for r in js_rows]
+    else:
+        native = read_tsv(args.native)
     by_src, by_cat = collections.defaultdict(collections.Counter), collections.defaultdict(collections.Counter)
     diffs, fen_echo, n = [], 0, 0
     oracle_diffs = 0
@@ -603,6 +615,7 @@ def main():
     a.add_argument("--sample", type=int, default=2500)
     a.add_argument("--seed", type=int, default=1)
     a.add_argument("--sfjs-dir", default="target/sfjs")
+    a.add_argument("--lite", action="store_true", help="Stockfish.js 19's lite build (its lite net)")
     a = sub.add_parser("compare")
     a.add_argument("--kibitz", required=True)
     a.add_argument("--net", required=True)

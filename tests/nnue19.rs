@@ -1,27 +1,32 @@
-//! Stockfish 19's net (threat, pawn pair and HalfKAv2_hm inputs).
+//! Stockfish 19's nets: the big one (threat, pawn pair and HalfKAv2_hm
+//! inputs) and Stockfish.js 19's lite one (P_hm inputs).
 //!
-//! Without anything beside the repository: a synthetic net of that
-//! architecture (seeded weights) in seeded playouts, standard and Chess960,
-//! where the accumulators kept up to date move by move equal a refresh
-//! from scratch after every legal move, with every kernel set the
+//! Without anything beside the repository: synthetic nets of both
+//! architectures (seeded weights) in seeded playouts, standard and
+//! Chess960, where the accumulators kept up to date move by move equal a
+//! refresh from scratch after every legal move, with every kernel set the
 //! processor runs; and the reader's refusals, each naming the file.
 //!
-//! With `--features sf19`: Stockfish 19's own net from
-//! `../shared/data/nets`, its accumulators checked against a refresh after
-//! every move of more than 300,000 moves of the shared games (real
-//! databases, engine games, Chess960), a position whose output the net's
-//! provenance records, and the search's bench signature with it.
+//! With `--features sf19`: both nets from `../shared/data/nets`, their
+//! accumulators checked against a refresh after every move of more than
+//! 300,000 moves of the shared games (real databases, engine games,
+//! Chess960), positions whose outputs the nets' oracles printed, and the
+//! search's bench signature with the big net.
 //!
 //! With `--features stockfish-js`: kibitz's `eval` against Stockfish.js
-//! 19's (`node`, the npm package `stockfish@19.0.0`) on more than 2,000
-//! positions of every kind: the raw output, the net's evaluation in pawns
-//! and the final evaluation, line for line.
+//! 19's (`node`, the npm package `stockfish@19.0.0`), the big net on more
+//! than 2,000 positions of every kind and the lite net (its lite build) on
+//! more than 20,000, with every kernel set: the raw output, the net's
+//! evaluation in pawns and the final evaluation, line for line.
 
 use std::sync::Arc;
 
 use kibitz::{
     Position,
-    nnue::{Net, ThreatEval, ThreatNet, threat::simd::Kernels},
+    nnue::{
+        Net, ThreatEval, ThreatNet,
+        threat::{Inputs, simd::Kernels},
+    },
 };
 
 use crate::util::{Rng, TempDir, kibitz};
@@ -30,6 +35,12 @@ use crate::util::{Rng, TempDir, kibitz};
 fn synthetic() -> Arc<ThreatNet> {
     static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
     NET.get_or_init(|| Arc::new(ThreatNet::synthetic(11))).clone()
+}
+
+/// A synthetic lite net (P_hm inputs), built once.
+fn synthetic_lite() -> Arc<ThreatNet> {
+    static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
+    NET.get_or_init(|| Arc::new(ThreatNet::synthetic_with(Inputs::PHm, 12))).clone()
 }
 
 /// Plays seeded random games; after every legal move of every position
@@ -95,8 +106,28 @@ fn incremental_equals_refresh_standard_and_chess960() {
 }
 
 #[test]
+fn lite_incremental_equals_refresh_standard_and_chess960() {
+    // King moves within a half of the board are updates with P_hm, moves
+    // across the d/e line refreshes: the playouts take kings both ways.
+    let net = synthetic_lite();
+    for kernels in Kernels::available() {
+        let standard = playouts(&net, kernels, false, 41, 60_000);
+        let chess960 = playouts(&net, kernels, true, 42, 60_000);
+        eprintln!(
+            "lite, {}: {standard} + {chess960} moves, accumulators equal after each",
+            kernels.name()
+        );
+    }
+}
+
+#[test]
 fn every_kernel_set_gives_the_same_outputs() {
-    let net = synthetic();
+    for net in [synthetic(), synthetic_lite()] {
+        same_outputs(&net);
+    }
+}
+
+fn same_outputs(net: &Arc<ThreatNet>) {
     let mut rng = Rng::new(5);
     let kernels = Kernels::available();
     let mut evals: Vec<ThreatEval> =
@@ -115,7 +146,7 @@ fn every_kernel_set_gives_the_same_outputs() {
             compared += 1;
         }
     }
-    eprintln!("{compared} positions: {kernels:?} give the same outputs");
+    eprintln!("{:?}: {compared} positions: {kernels:?} give the same outputs", net.inputs);
 }
 
 #[test]
@@ -128,12 +159,19 @@ fn bad_nets_are_named_errors() {
         b.extend_from_slice(desc);
         b
     };
-    // The lite net of Stockfish.js's small build: the same version, another
-    // architecture.
+    // The same version, an architecture neither net has.
+    let other = dir.path("other.nnue");
+    std::fs::write(&other, header(0x1234_5678, b"other")).unwrap();
+    let e = Net::load(&other).err().unwrap().to_string();
+    assert!(e.contains("other.nnue") && e.contains("neither its big net's architecture"), "{e}");
+    // The lite net's header, then the big net's transformer: refused by
+    // the transformer's hash.
     let lite = dir.path("lite.nnue");
-    std::fs::write(&lite, header(0x0C10_35AE, b"lite")).unwrap();
+    let mut b = header(0x0C10_35AE, b"lite");
+    b.extend_from_slice(&0xCB68_5313u32.to_le_bytes());
+    std::fs::write(&lite, &b).unwrap();
     let e = Net::load(&lite).err().unwrap().to_string();
-    assert!(e.contains("lite.nnue") && e.contains("another architecture"), "{e}");
+    assert!(e.contains("lite.nnue") && e.contains("feature transformer hash is 0xcb685313"), "{e}");
     // Cut short in the header's description, then in the first block.
     let cut = dir.path("cut.nnue");
     std::fs::write(&cut, &header(0xA85B_2205, b"trained")[..15]).unwrap();
@@ -164,6 +202,27 @@ mod sf19 {
 
     pub fn net_path() -> PathBuf {
         shared("nets/nn-1a298aa575a0.nnue")
+    }
+
+    pub fn lite_net_path() -> PathBuf {
+        shared("nets/nn-61e7af4bb97d.nnue")
+    }
+
+    /// Stockfish.js 19's lite net.
+    pub fn lite_net() -> Arc<ThreatNet> {
+        static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
+        NET.get_or_init(|| {
+            let Net::Stockfish19(net) = Net::load(&lite_net_path()).unwrap() else {
+                panic!("the lite net read as another kind")
+            };
+            assert_eq!(net.inputs, Inputs::PHm);
+            assert_eq!(
+                net.info().sha256,
+                "61e7af4bb97d51eeeb25d322916f86513b5cd3a827ce189c98c6e31946f99e5b"
+            );
+            net
+        })
+        .clone()
     }
 
     pub fn real_net() -> Arc<ThreatNet> {
@@ -206,12 +265,57 @@ mod sf19 {
         );
     }
 
+    /// Positions the lite build (`stockfish-19-lite-single.js`) evaluated:
+    /// its raw output, and its net's and final evaluations in pawns, White's
+    /// view. Kings on both halves, both sides to move, buckets 0 to 7.
+    #[test]
+    fn positions_evaluate_as_the_lite_build() {
+        let net = lite_net();
+        let cases = [
+            ("r4rk1/p2pbppp/1pq1pn2/8/2P1P3/2NQ2P1/PP1B1PKP/R4R2 b - - 2 13", 25, "-0.08", "-0.10"),
+            ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 12, "+0.04", "+0.05"),
+            ("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1", 1581, "+4.60", "+4.49"),
+            ("1k6/8/8/3q4/8/8/2K5/7R w - - 30 80", -758, "-2.20", "-1.73"),
+            ("3r2k1/1p3ppp/p1n5/2K5/8/8/PPP2PPP/3R4 b - - 0 25", 1197, "-3.65", "-4.01"),
+        ];
+        for k in Kernels::available() {
+            let mut eval = ThreatEval::with_kernels(net.clone(), k);
+            for (fen, raw, nnue, last) in cases {
+                let pos = Position::from_fen(fen).unwrap();
+                assert_eq!(eval.evaluate(&pos), raw, "{k:?} {fen}");
+                let report = eval.stockfish_report(&pos);
+                let width = |v: &str| format!("{v:>5}");
+                assert!(
+                    report
+                        .contains(&format!("NNUE evaluation        {} (white side)", width(nnue))),
+                    "{report}"
+                );
+                assert!(
+                    report.contains(&format!("Final evaluation      {} (white side)", width(last))),
+                    "{report}"
+                );
+            }
+        }
+        let (code, out, err) =
+            kibitz(&["eval", cases[0].0, "--net", lite_net_path().to_str().unwrap()]);
+        assert_eq!(code, 0, "{err}");
+        assert!(out.contains("lite net (P_hm"), "{out}");
+    }
+
     /// Every move of the shared games, replayed: after each, the
     /// accumulators kept up to date equal a refresh, with every kernel set
     /// the processor runs.
     #[test]
     fn incremental_equals_refresh_on_real_games() {
-        let net = real_net();
+        replayed_accumulators_equal_refreshes(&real_net(), "Stockfish 19's net");
+    }
+
+    #[test]
+    fn lite_incremental_equals_refresh_on_real_games() {
+        replayed_accumulators_equal_refreshes(&lite_net(), "the lite net");
+    }
+
+    fn replayed_accumulators_equal_refreshes(net: &Arc<ThreatNet>, name: &str) {
         let files = [
             "pgn/real/lichess_db_standard_rated_2025-05_1000k.pgn.zst",
             "pgn/real/twic1599_1000k.pgn.zst",
@@ -264,8 +368,8 @@ mod sf19 {
         }
         assert!(moves >= 300_000, "{moves} moves");
         eprintln!(
-            "Stockfish 19's net: {moves} moves of {games} games ({} captures, {} promotions, {} \
-             castlings, {} king moves), accumulators equal a refresh after each, kernels {:?}",
+            "{name}: {moves} moves of {games} games ({} captures, {} promotions, {} castlings, {} \
+             king moves), accumulators equal a refresh after each, kernels {:?}",
             kinds[0], kinds[1], kinds[2], kinds[3], kernels
         );
         if !kernels.contains(&Kernels::Avx512) {
@@ -298,7 +402,10 @@ mod stockfish_js {
 
     use kibitz::{EpdLine, GameReader, set_start_position};
 
-    use super::{sf19::real_net, *};
+    use super::{
+        sf19::{lite_net, real_net},
+        *,
+    };
     use crate::util::shared;
 
     /// Stockfish.js 19's single-threaded build: `KIBITZ_STOCKFISH_JS`, or
@@ -311,11 +418,17 @@ mod stockfish_js {
         })
     }
 
-    /// 2,400 positions not in check (Stockfish prints no evaluation there):
-    /// games of every kind, Chess960 among them, the test suites, and
-    /// seeded playouts to the endgame.
-    fn positions() -> Vec<String> {
-        let mut rng = Rng::new(19);
+    /// Its lite build, beside it: `stockfish-19-lite-single.js`.
+    fn stockfish_js_lite() -> PathBuf {
+        stockfish_js().with_file_name("stockfish-19-lite-single.js")
+    }
+
+    /// `total` positions not in check (Stockfish prints no evaluation
+    /// there), about `scale` times 1,750 of them from games of every kind,
+    /// Chess960 among them, then the test suites, then seeded playouts to
+    /// the endgame; `seed` draws them.
+    fn positions(scale: usize, total: usize, seed: u64) -> Vec<String> {
+        let mut rng = Rng::new(seed);
         let mut fens = Vec::new();
         let mut seen = HashSet::new();
         let mut add = |pos: &Position, fens: &mut Vec<String>| {
@@ -351,7 +464,7 @@ mod stockfish_js {
                     }
                 }
             }
-            for _ in 0..take {
+            for _ in 0..take * scale {
                 let fen = &all[rng.below(all.len())];
                 add(&parse(fen), &mut fens);
             }
@@ -365,7 +478,7 @@ mod stockfish_js {
                 }
             }
         }
-        while fens.len() < 2_400 {
+        while fens.len() < total {
             let mut pos = Position::startpos();
             for ply in 0..300 {
                 let moves = pos.legal_moves();
@@ -403,9 +516,9 @@ mod stockfish_js {
             .collect()
     }
 
-    fn stockfish_js_reports(fens: &[String]) -> Vec<Vec<String>> {
+    fn stockfish_js_reports(build: &PathBuf, fens: &[String]) -> Vec<Vec<String>> {
         let mut js = Command::new("node")
-            .arg(stockfish_js())
+            .arg(build)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .spawn()
@@ -443,9 +556,9 @@ mod stockfish_js {
 
     #[test]
     fn eval_equals_stockfish_js_19() {
-        let fens = positions();
+        let fens = positions(1, 2_400, 19);
         assert!(fens.len() >= 2_000, "{} positions", fens.len());
-        let theirs = stockfish_js_reports(&fens);
+        let theirs = stockfish_js_reports(&stockfish_js(), &fens);
         assert_eq!(theirs.len(), fens.len());
         let net = real_net();
         let mut eval = ThreatEval::new(net);
@@ -458,6 +571,30 @@ mod stockfish_js {
             "{} positions: kibitz's raw output, NNUE evaluation and final evaluation equal \
              Stockfish.js 19's, line for line",
             fens.len()
+        );
+    }
+
+    /// The lite net against the lite build, with every kernel set.
+    #[test]
+    fn lite_eval_equals_stockfish_js_19_lite() {
+        let fens = positions(8, 20_400, 61);
+        assert!(fens.len() >= 20_000, "{} positions", fens.len());
+        let theirs = stockfish_js_reports(&stockfish_js_lite(), &fens);
+        assert_eq!(theirs.len(), fens.len());
+        let net = lite_net();
+        for k in Kernels::available() {
+            let mut eval = ThreatEval::with_kernels(net.clone(), k);
+            for (fen, t) in fens.iter().zip(&theirs) {
+                let pos = parse(fen);
+                let ours = lines(&eval.stockfish_report(&pos));
+                assert_eq!(&ours, t, "{k:?} {fen}");
+            }
+        }
+        eprintln!(
+            "{} positions: the lite net's raw output, NNUE evaluation and final evaluation equal \
+             Stockfish.js 19 lite's, line for line, kernels {:?}",
+            fens.len(),
+            Kernels::available()
         );
     }
 }

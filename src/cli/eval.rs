@@ -76,6 +76,8 @@ struct Evaluators {
     nnue: Option<NnueEval>,
     nnue19: Option<ThreatEval>,
     small: Option<std::sync::Arc<SmallNet>>,
+    /// The net's file and kind, as Stockfish names the net it loaded.
+    net: String,
 }
 
 fn report(
@@ -87,6 +89,7 @@ fn report(
     if let Some(eval) = e.nnue19.as_mut() {
         // Stockfish 19's report, line for line, then the hand-written
         // evaluation.
+        writeln!(out, "NNUE evaluation using {}", e.net)?;
         write!(out, "{}", eval.stockfish_report(pos))?;
         let white = if pos.side_to_move() == Color::White { 1 } else { -1 };
         writeln!(
@@ -120,6 +123,9 @@ fn report(
 pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let net = args.net.load()?;
     let mut evaluators = Evaluators::default();
+    if let Some(n) = &net {
+        evaluators.net = format!("{} ({})", n.info().name, n.kind());
+    }
     match net {
         Some(Net::Stockfish(n)) => evaluators.nnue = Some(NnueEval::new(n)),
         Some(Net::Stockfish19(n)) => evaluators.nnue19 = Some(ThreatEval::new(n)),

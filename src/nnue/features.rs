@@ -43,6 +43,26 @@ pub fn index(perspective: Color, sq: Square, piece: Piece, king: Square) -> usiz
     (sq.to_usize() ^ orient) + plane + BUCKET[perspective.to_usize()][k] * PLANES
 }
 
+/// The index of the P_hm input (Stockfish.js 19's lite net) a piece
+/// `piece` on `sq` activates for side `perspective`, whose king stands on
+/// `king`: the square mirrored and flipped as for HalfKAv2_hm, on one of
+/// 12 planes (the side's own pawn, knight, bishop, rook, queen and king,
+/// then the other side's), with no king bucket.
+#[inline]
+pub fn phm_index(perspective: Color, sq: Square, piece: Piece, king: Square) -> usize {
+    let orient = ORIENT[perspective.to_usize()][king.to_usize()];
+    let plane = piece.role() as usize + if piece.color() == perspective { 0 } else { 6 };
+    (sq.to_usize() ^ orient) + 64 * plane
+}
+
+/// Which half of the board (files a-d: 0, e-h: 1) a king on `king`
+/// stands on: the mirror P_hm's inputs take, and so the refresh cache's
+/// entry for the lite net.
+#[inline]
+pub fn mirror_half(king: Square) -> usize {
+    usize::from(king.to_usize() % 8 >= 4)
+}
+
 /// What a square index is XORed with: the mirror that puts the king on
 /// files e to h, and the flip that puts Black's back rank first.
 const ORIENT: [[usize; 64]; 2] = {

@@ -61,7 +61,8 @@ pub use threat::{ThreatEval, ThreatNet};
 pub enum Net {
     /// A Stockfish 15.1 net (SFNNv5).
     Stockfish(Arc<Network>),
-    /// Stockfish 19's net (threat, pawn pair and HalfKAv2_hm inputs).
+    /// A Stockfish 19 net: the big one (threat, pawn pair and HalfKAv2_hm
+    /// inputs) or Stockfish.js 19's lite one (P_hm inputs).
     Stockfish19(Arc<ThreatNet>),
     /// A kibitz net (`kibitz train`'s).
     Kibitz(Arc<SmallNet>),
@@ -137,9 +138,13 @@ impl Net {
     pub fn kind(&self) -> String {
         match self {
             Net::Stockfish(_) => "Stockfish 15.1 net (SFNNv5)".into(),
-            Net::Stockfish19(_) => {
-                "Stockfish 19 net (threats, pawn pairs and HalfKAv2_hm to 1024x2, 32, 32, 1)".into()
-            }
+            Net::Stockfish19(n) => match n.inputs {
+                threat::Inputs::Threats => {
+                    "Stockfish 19 net (threats, pawn pairs and HalfKAv2_hm to 1024x2, 32, 32, 1)"
+                        .into()
+                }
+                threat::Inputs::PHm => "Stockfish 19 lite net (P_hm to 1024x2, 32, 32, 1)".into(),
+            },
             Net::Kibitz(n) => format!("kibitz net {}", n.architecture()),
         }
     }

@@ -15,6 +15,12 @@
 //! A side whose king moved is refreshed: its HalfKAv2_hm part from the last
 //! accumulator computed for that king square (Stockfish's "Finny tables"),
 //! its threats and pairs from the board. The board knows nothing of this.
+//!
+//! Stockfish.js 19's lite net has the same transformer size, layer stacks
+//! and blend, with P_hm inputs alone ([`net::Inputs::PHm`]): the same
+//! evaluator runs it with no threats or pairs to work out, and a king move
+//! refreshes only when it takes the king across the d/e line (a cache entry
+//! per side and half of the board).
 
 pub mod features;
 pub mod net;
@@ -31,7 +37,7 @@ use crate::{
     },
     nnue::{
         Accumulator, L1, PSQT_BUCKETS, Row, UpdateStats,
-        features::index as psq_index,
+        features::{index as psq_index, mirror_half, phm_index},
         threat::{
             features::{Board, Pair, ThreatList, changed_pairs, changed_threats, orientation},
             simd::{Changes, Kernels},
@@ -40,7 +46,10 @@ use crate::{
 };
 
 pub use features::{pair_index, threat_index};
-pub use net::{LAYER_STACKS, ThreatNet, VERSION};
+pub use net::{Inputs, LAYER_STACKS, ThreatNet, VERSION};
+
+/// The index of a piece-square input: HalfKAv2_hm's or P_hm's.
+type PsqIndex = fn(Color, Square, Piece, Square) -> usize;
 
 /// The net's two outputs for a position, side to move's view, in internal
 /// units (each part divided by 16 on its own, as Stockfish divides them).
@@ -232,16 +241,19 @@ impl ThreatEval {
     pub fn refresh(&self, pos: &Position) -> Accumulator {
         let board = Board::new(pos.board());
         let mut threats = ThreatList::default();
-        board.threats(&mut threats);
         let mut pairs = Vec::new();
-        features::pairs(board.pawns(), &mut pairs);
+        if self.net.inputs == Inputs::Threats {
+            board.threats(&mut threats);
+            features::pairs(board.pawns(), &mut pairs);
+        }
+        let index = self.psq_index();
         let mut acc = Accumulator { values: [Row::ZERO, Row::ZERO], psqt: [[0; PSQT_BUCKETS]; 2] };
         for side in [Color::White, Color::Black] {
             let mut c = Changes::default();
             let king = pos.king(side);
             for sq in pos.occupied() {
                 if let Some(pc) = pos.piece_on(sq) {
-                    c.psq_add.push(psq_index(side, sq, pc, king) as u32);
+                    c.psq_add.push(index(side, sq, pc, king) as u32);
                 }
             }
             threat_inputs(side, king, threats.as_slice(), &pairs, &mut c.threat_add);
@@ -258,6 +270,14 @@ impl ThreatEval {
         acc
     }
 
+    /// The piece-square input index of the net's inputs.
+    fn psq_index(&self) -> PsqIndex {
+        match self.net.inputs {
+            Inputs::Threats => psq_index,
+            Inputs::PHm => phm_index,
+        }
+    }
+
     /// The accumulator of `pos`'s current state, brought up to date.
     pub fn accumulator(&mut self, pos: &Position) -> &Accumulator {
         let top = pos.states().len() - 1;
@@ -272,8 +292,7 @@ impl ThreatEval {
         if starts == [Start::Done; 2] {
             return &self.entries[top].acc;
         }
-        // The boards from the lowest start up to the current one.
-        let lowest = starts
+        let first = starts
             .iter()
             .map(|s| match s {
                 Start::From(i) => *i,
@@ -281,6 +300,11 @@ impl ThreatEval {
             })
             .min()
             .unwrap_or(top);
+        // The boards from the first start up to the current one: the
+        // threats and pairs of every move stepped over come from them (the
+        // lite net needs only the current board, for a refresh).
+        let threats = self.net.inputs == Inputs::Threats;
+        let lowest = if threats { first } else { top };
         let states = pos.states();
         self.boards.clear();
         self.boards.push(Board::new(pos.board()));
@@ -292,12 +316,14 @@ impl ThreatEval {
         self.boards.reverse();
         // A move's threat and pair changes are the same for both sides:
         // worked out once, applied to each side that steps over it.
-        for j in lowest + 1..=top {
+        for j in first + 1..=top {
             let steps = starts.map(|s| matches!(s, Start::From(from) if from < j));
             if steps == [false; 2] {
                 continue;
             }
-            self.changed(pos, j, lowest);
+            if threats {
+                self.changed(pos, j, lowest);
+            }
             for side in [Color::White, Color::Black] {
                 if steps[side.to_usize()] {
                     self.step(pos, j, side);
@@ -321,13 +347,18 @@ impl ThreatEval {
             return Start::Done;
         }
         let king = Piece::new(side, Role::King);
+        // Which king moves refresh: every one with HalfKAv2_hm's king
+        // buckets, only one across the d/e line with P_hm's mirror alone.
+        let every_king_move = self.net.inputs == Inputs::Threats;
+        let refreshes = |e: &DirtyEntry| {
+            e.piece == king
+                && (every_king_move
+                    || matches!((e.from, e.to), (Some(a), Some(b)) if mirror_half(a) != mirror_half(b)))
+        };
         let mut i = top;
         loop {
             let dirty = &states[i].dirty;
-            if i == 0
-                || top - i >= MAX_STEPS
-                || dirty.entries().first().is_some_and(|e| e.piece == king)
-            {
+            if i == 0 || top - i >= MAX_STEPS || dirty.entries().first().is_some_and(refreshes) {
                 return Start::Refresh;
             }
             i -= 1;
@@ -368,29 +399,32 @@ impl ThreatEval {
         self.stats.steps += 1;
         let states = pos.states();
         let king = pos.king(side);
+        let index = self.psq_index();
         self.changes.clear();
         for e in states[j].dirty.entries() {
             if let Some(from) = e.from {
-                self.changes.psq_sub.push(psq_index(side, from, e.piece, king) as u32);
+                self.changes.psq_sub.push(index(side, from, e.piece, king) as u32);
             }
             if let Some(to) = e.to {
-                self.changes.psq_add.push(psq_index(side, to, e.piece, king) as u32);
+                self.changes.psq_add.push(index(side, to, e.piece, king) as u32);
             }
         }
-        threat_inputs(
-            side,
-            king,
-            self.threats_removed.as_slice(),
-            &self.pairs_removed,
-            &mut self.changes.threat_sub,
-        );
-        threat_inputs(
-            side,
-            king,
-            self.threats_added.as_slice(),
-            &self.pairs_added,
-            &mut self.changes.threat_add,
-        );
+        if self.net.inputs == Inputs::Threats {
+            threat_inputs(
+                side,
+                king,
+                self.threats_removed.as_slice(),
+                &self.pairs_removed,
+                &mut self.changes.threat_sub,
+            );
+            threat_inputs(
+                side,
+                king,
+                self.threats_added.as_slice(),
+                &self.pairs_added,
+                &mut self.changes.threat_add,
+            );
+        }
         let s = side.to_usize();
         let (lower, upper) = self.entries.split_at_mut(j);
         let (src, dst) = (&lower[j - 1].acc, &mut upper[0].acc);
@@ -410,17 +444,25 @@ impl ThreatEval {
         let s = side.to_usize();
         let king = pos.king(side);
         let board = &self.boards[top - lowest];
-        // The HalfKAv2_hm part: the cache entry brought to this board.
-        let e = &mut self.cache[s * 64 + king.to_usize()];
+        // The piece-square part: the cache entry brought to this board. An
+        // entry per king square for HalfKAv2_hm, per half of the board for
+        // P_hm (whose king plane is an input like any other).
+        let threats = self.net.inputs == Inputs::Threats;
+        let (index, slot) = if threats {
+            (psq_index as PsqIndex, king.to_usize())
+        } else {
+            (phm_index as PsqIndex, mirror_half(king))
+        };
+        let e = &mut self.cache[s * 64 + slot];
         self.changes.clear();
         for pc in Piece::ALL {
             let now = board.by_piece[pc.to_usize()];
             let was = e.pieces[pc.to_usize()];
             for sq in now & !was {
-                self.changes.psq_add.push(psq_index(side, sq, pc, king) as u32);
+                self.changes.psq_add.push(index(side, sq, pc, king) as u32);
             }
             for sq in was & !now {
-                self.changes.psq_sub.push(psq_index(side, sq, pc, king) as u32);
+                self.changes.psq_sub.push(index(side, sq, pc, king) as u32);
             }
             e.pieces[pc.to_usize()] = now;
         }
@@ -434,18 +476,20 @@ impl ThreatEval {
         );
         // Then every threat and pair.
         self.changes.clear();
-        self.scratch[0].clear();
-        board.threats(&mut self.scratch[0]);
-        self.pairs_added.clear();
-        features::pairs(board.pawns(), &mut self.pairs_added);
-        threat_inputs(
-            side,
-            king,
-            self.scratch[0].as_slice(),
-            &self.pairs_added,
-            &mut self.changes.threat_add,
-        );
-        let e = &self.cache[s * 64 + king.to_usize()];
+        if threats {
+            self.scratch[0].clear();
+            board.threats(&mut self.scratch[0]);
+            self.pairs_added.clear();
+            features::pairs(board.pawns(), &mut self.pairs_added);
+            threat_inputs(
+                side,
+                king,
+                self.scratch[0].as_slice(),
+                &self.pairs_added,
+                &mut self.changes.threat_add,
+            );
+        }
+        let e = &self.cache[s * 64 + slot];
         let dst = &mut self.entries[top];
         simd::apply(
             self.kernels,

@@ -1,6 +1,6 @@
-//! Reading Stockfish 19's net. Every field is little-endian; "LEB128" is a
-//! block of signed LEB128 integers (the 17 bytes `COMPRESSED_LEB128`, a
-//! `u32` byte count, then the integers):
+//! Reading Stockfish 19's nets. Every field is little-endian; "LEB128" is
+//! a block of signed LEB128 integers (the 17 bytes `COMPRESSED_LEB128`, a
+//! `u32` byte count, then the integers). The big net:
 //!
 //! ```text
 //! u32 version (0x6A448AFA)   u32 net hash   u32 n   n bytes of description
@@ -18,9 +18,20 @@
 //! and nothing after.
 //! ```
 //!
+//! Stockfish.js 19's "lite" net (`nn-61e7af4bb97d.nnue`, 1.1 MB) has the
+//! same version, header and layer stacks; its feature transformer reads
+//! P_hm inputs only (see [`Inputs::PHm`]):
+//!
+//! ```text
+//! u32 feature transformer hash (0x6F2344B8)
+//!     LEB128 i16 biases[1024]
+//!     LEB128 i16 P_hm weights[768][1024]    LEB128 i32 P_hm psqt[768][8]
+//! ```
+//!
 //! The hashes are those Stockfish computes from its input sets and layer
-//! types, so a net of another architecture with the same version (a
-//! Stockfish.js "lite" net, say) is refused by its hash.
+//! types (an input set's hash, the transformer's output size, each layer's
+//! kind and size), so the header's net hash tells the two apart and a net
+//! of any other architecture with the same version is refused by it.
 
 use sha2::{Digest, Sha256};
 
@@ -35,6 +46,9 @@ pub const VERSION: u32 = 0x6A44_8AFA;
 
 /// HalfKAv2_hm inputs.
 pub const PSQ_FEATURES: usize = 22_528;
+/// P_hm inputs: 12 planes (the side's own pawn to king, then the other
+/// side's) of 64 squares.
+pub const PHM_FEATURES: usize = 768;
 /// The first hidden layer's outputs.
 pub const L2: usize = 32;
 /// The second hidden layer's outputs.
@@ -70,6 +84,29 @@ pub const STACK_HASH: u32 = {
 /// The whole net's hash, as the header holds it.
 pub const NET_HASH: u32 = TRANSFORMER_HASH ^ STACK_HASH;
 
+/// P_hm's hash (one input set: nothing to combine it with).
+pub const PHM_HASH: u32 = 0x6F23_4CB8;
+
+/// The lite net's feature transformer hash.
+pub const LITE_TRANSFORMER_HASH: u32 = PHM_HASH ^ (L1 as u32 * 2);
+
+/// The lite net's hash, as its header holds it.
+pub const LITE_NET_HASH: u32 = LITE_TRANSFORMER_HASH ^ STACK_HASH;
+
+/// The inputs a Stockfish 19 net's feature transformer reads.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Inputs {
+    /// The big net's: threats, pawn pairs and HalfKAv2_hm (a piece-square
+    /// input per king square, mirrored so that the side's king stands on
+    /// files e-h). A move of the side's king refreshes its accumulator.
+    Threats,
+    /// The lite net's P_hm: a piece-square input per piece kind and square
+    /// with no king square in it, mirrored as HalfKAv2_hm is; each king has
+    /// a plane of its own. Only a king crossing between the d and e files
+    /// changes the mirror and refreshes.
+    PHm,
+}
+
 /// One threat or pawn pair input's weights: 1024 `i8`, added to the
 /// accumulator's `i16` values.
 #[derive(Clone, PartialEq, Eq, Debug)]
@@ -96,15 +133,18 @@ pub struct Stack {
     pub fc2_bias: i32,
 }
 
-/// Stockfish 19's net, read and checked.
+/// A Stockfish 19 net, the big one or the lite one, read and checked.
 pub struct ThreatNet {
+    /// The inputs it reads.
+    pub inputs: Inputs,
     /// The feature transformer's biases.
     pub biases: Box<Row>,
-    /// HalfKAv2_hm weights: one row per input.
+    /// Piece-square weights (HalfKAv2_hm's or P_hm's): one row per input.
     pub psq_weights: Vec<Row>,
-    /// HalfKAv2_hm PSQT weights.
+    /// Piece-square PSQT weights.
     pub psq_psqt: Vec<[i32; PSQT_BUCKETS]>,
-    /// Threat then pawn pair weights: one row per input.
+    /// Threat then pawn pair weights: one row per input (none in the lite
+    /// net).
     pub threat_weights: Vec<ThreatRow>,
     /// Threat then pawn pair PSQT weights.
     pub threat_psqt: Vec<[i32; PSQT_BUCKETS]>,
@@ -152,8 +192,7 @@ impl<'a> Reader<'a> {
         let found = self.u32(part)?;
         if found != expected {
             return Err(self.fail(format!(
-                "the {part} hash is {found:#010x}, not Stockfish 19's {expected:#010x}: a net of \
-                 another architecture with Stockfish 19's version number"
+                "the {part} hash is {found:#010x}, not the {expected:#010x} its architecture has"
             )));
         }
         Ok(())
@@ -240,6 +279,56 @@ impl<'a> Reader<'a> {
     }
 }
 
+impl Reader<'_> {
+    /// A piece-square block: `n` rows of weights, then their PSQT weights.
+    fn psq_block(
+        &mut self,
+        n: usize,
+        name: &str,
+    ) -> Result<(Vec<Row>, Vec<[i32; PSQT_BUCKETS]>), NetError> {
+        let mut weights = vec![Row::ZERO; n];
+        self.leb128(n * L1, 16, &format!("{name} weights"), |i, v| {
+            weights[i / L1].0[i % L1] = v as i16;
+        })?;
+        let mut psqt = vec![[0i32; PSQT_BUCKETS]; n];
+        self.leb128(n * PSQT_BUCKETS, 32, &format!("{name} PSQT weights"), |i, v| {
+            psqt[i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
+        })?;
+        Ok((weights, psqt))
+    }
+
+    /// Layer stack `k`.
+    fn stack(&mut self, k: usize) -> Result<Stack, NetError> {
+        let part = format!("layer stack {k}");
+        self.hash(&part, STACK_HASH)?;
+        let mut s = Box::new(Stack {
+            fc0_blocks: [[0; 4 * L2]; L1 / 4],
+            fc0_biases: [0; L2],
+            fc1_weights: [[0; 2 * L2]; L3],
+            fc1_biases: [0; L3],
+            fc2_weights: [0; 2 * L2 + 2 * L3],
+            fc2_bias: 0,
+        });
+        self.i32s(&mut s.fc0_biases, &part)?;
+        let mut row = [0i8; L1];
+        for o in 0..L2 {
+            self.i8s(&mut row, &part)?;
+            for (j, block) in s.fc0_blocks.iter_mut().enumerate() {
+                block[4 * o..4 * o + 4].copy_from_slice(&row[4 * j..4 * j + 4]);
+            }
+        }
+        self.i32s(&mut s.fc1_biases, &part)?;
+        for row in &mut s.fc1_weights {
+            self.i8s(row, &part)?;
+        }
+        let mut bias = [0i32; 1];
+        self.i32s(&mut bias, &part)?;
+        s.fc2_bias = bias[0];
+        self.i8s(&mut s.fc2_weights, &part)?;
+        Ok(*s)
+    }
+}
+
 impl ThreatNet {
     /// Whether `bytes` start as a Stockfish 19 net does (its version).
     pub fn is_threat_net(bytes: &[u8]) -> bool {
@@ -263,65 +352,54 @@ impl ThreatNet {
         if version != VERSION {
             return Err(NetError::Version { file: file.to_string(), found: version });
         }
-        r.hash("net", NET_HASH)?;
+        let net_hash = r.u32("header")?;
+        let inputs = match net_hash {
+            NET_HASH => Inputs::Threats,
+            LITE_NET_HASH => Inputs::PHm,
+            _ => {
+                return Err(r.fail(format!(
+                    "the net hash is {net_hash:#010x}: a net with Stockfish 19's version number \
+                     but neither its big net's architecture ({NET_HASH:#010x}: threats, pawn \
+                     pairs and HalfKAv2_hm) nor its lite net's ({LITE_NET_HASH:#010x}: P_hm)"
+                )));
+            }
+        };
         let length = r.u32("header")? as usize;
         let description = String::from_utf8_lossy(r.take(length, "description")?).into_owned();
 
-        r.hash("feature transformer", TRANSFORMER_HASH)?;
         let mut biases = Box::new(Row::ZERO);
-        r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
-        let mut threat_weights = vec![ThreatRow([0; L1]); THREAT_INPUTS];
-        for row in &mut threat_weights[..THREATS] {
-            r.i8s(&mut row.0, "threat weights")?;
-        }
-        let mut threat_psqt = vec![[0i32; PSQT_BUCKETS]; THREAT_INPUTS];
-        r.leb128(THREATS * PSQT_BUCKETS, 32, "threat PSQT weights", |i, v| {
-            threat_psqt[i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
-        })?;
-        for row in &mut threat_weights[THREATS..] {
-            r.i8s(&mut row.0, "pawn pair weights")?;
-        }
-        r.leb128(PAIRS * PSQT_BUCKETS, 32, "pawn pair PSQT weights", |i, v| {
-            threat_psqt[THREATS + i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
-        })?;
-        let mut psq_weights = vec![Row::ZERO; PSQ_FEATURES];
-        r.leb128(PSQ_FEATURES * L1, 16, "HalfKAv2_hm weights", |i, v| {
-            psq_weights[i / L1].0[i % L1] = v as i16;
-        })?;
-        let mut psq_psqt = vec![[0i32; PSQT_BUCKETS]; PSQ_FEATURES];
-        r.leb128(PSQ_FEATURES * PSQT_BUCKETS, 32, "HalfKAv2_hm PSQT weights", |i, v| {
-            psq_psqt[i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
-        })?;
+        let (psq_weights, psq_psqt, threat_weights, threat_psqt) = match inputs {
+            Inputs::Threats => {
+                r.hash("feature transformer", TRANSFORMER_HASH)?;
+                r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
+                let mut threat_weights = vec![ThreatRow([0; L1]); THREAT_INPUTS];
+                for row in &mut threat_weights[..THREATS] {
+                    r.i8s(&mut row.0, "threat weights")?;
+                }
+                let mut threat_psqt = vec![[0i32; PSQT_BUCKETS]; THREAT_INPUTS];
+                r.leb128(THREATS * PSQT_BUCKETS, 32, "threat PSQT weights", |i, v| {
+                    threat_psqt[i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
+                })?;
+                for row in &mut threat_weights[THREATS..] {
+                    r.i8s(&mut row.0, "pawn pair weights")?;
+                }
+                r.leb128(PAIRS * PSQT_BUCKETS, 32, "pawn pair PSQT weights", |i, v| {
+                    threat_psqt[THREATS + i / PSQT_BUCKETS][i % PSQT_BUCKETS] = v;
+                })?;
+                let (w, p) = r.psq_block(PSQ_FEATURES, "HalfKAv2_hm")?;
+                (w, p, threat_weights, threat_psqt)
+            }
+            Inputs::PHm => {
+                r.hash("feature transformer", LITE_TRANSFORMER_HASH)?;
+                r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
+                let (w, p) = r.psq_block(PHM_FEATURES, "P_hm")?;
+                (w, p, Vec::new(), Vec::new())
+            }
+        };
 
         let mut stacks = Vec::with_capacity(LAYER_STACKS);
         for k in 0..LAYER_STACKS {
-            let part = format!("layer stack {k}");
-            r.hash(&part, STACK_HASH)?;
-            let mut s = Box::new(Stack {
-                fc0_blocks: [[0; 4 * L2]; L1 / 4],
-                fc0_biases: [0; L2],
-                fc1_weights: [[0; 2 * L2]; L3],
-                fc1_biases: [0; L3],
-                fc2_weights: [0; 2 * L2 + 2 * L3],
-                fc2_bias: 0,
-            });
-            r.i32s(&mut s.fc0_biases, &part)?;
-            let mut row = [0i8; L1];
-            for o in 0..L2 {
-                r.i8s(&mut row, &part)?;
-                for (j, block) in s.fc0_blocks.iter_mut().enumerate() {
-                    block[4 * o..4 * o + 4].copy_from_slice(&row[4 * j..4 * j + 4]);
-                }
-            }
-            r.i32s(&mut s.fc1_biases, &part)?;
-            for row in &mut s.fc1_weights {
-                r.i8s(row, &part)?;
-            }
-            let mut bias = [0i32; 1];
-            r.i32s(&mut bias, &part)?;
-            s.fc2_bias = bias[0];
-            r.i8s(&mut s.fc2_weights, &part)?;
-            stacks.push(*s);
+            stacks.push(r.stack(k)?);
         }
         if r.at != bytes.len() {
             return Err(r.fail(format!(
@@ -332,6 +410,7 @@ impl ThreatNet {
         }
         let sha256 = Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect();
         Ok(ThreatNet {
+            inputs,
             biases,
             psq_weights,
             psq_psqt,
@@ -356,6 +435,15 @@ impl ThreatNet {
     /// A net of small random weights, for tests that need the architecture
     /// but not Stockfish's 98 MB file: the same arithmetic, other values.
     pub fn synthetic(seed: u64) -> ThreatNet {
+        ThreatNet::synthetic_with(Inputs::Threats, seed)
+    }
+
+    /// A net of small random weights reading `inputs`.
+    pub fn synthetic_with(inputs: Inputs, seed: u64) -> ThreatNet {
+        let (psq_features, threat_inputs, psq_range) = match inputs {
+            Inputs::Threats => (PSQ_FEATURES, THREAT_INPUTS, 12),
+            Inputs::PHm => (PHM_FEATURES, 0, 24),
+        };
         let mut state = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
         let mut next = move || {
             state ^= state << 13;
@@ -368,16 +456,16 @@ impl ThreatNet {
         for b in &mut biases.0 {
             *b = small(60) as i16 + 40;
         }
-        let psq_weights = (0..PSQ_FEATURES)
+        let psq_weights = (0..psq_features)
             .map(|_| {
                 let mut r = Row::ZERO;
                 for w in &mut r.0 {
-                    *w = small(12) as i16;
+                    *w = small(psq_range) as i16;
                 }
                 r
             })
             .collect();
-        let threat_weights = (0..THREAT_INPUTS)
+        let threat_weights = (0..threat_inputs)
             .map(|_| {
                 let mut r = ThreatRow([0; L1]);
                 for w in &mut r.0 {
@@ -389,8 +477,8 @@ impl ThreatNet {
         let psqt = |n: usize, small: &mut dyn FnMut(i64) -> i32| {
             (0..n).map(|_| std::array::from_fn(|_| small(3000))).collect::<Vec<_>>()
         };
-        let psq_psqt = psqt(PSQ_FEATURES, &mut small);
-        let threat_psqt = psqt(THREAT_INPUTS, &mut small);
+        let psq_psqt = psqt(psq_features, &mut small);
+        let threat_psqt = psqt(threat_inputs, &mut small);
         let stacks = (0..LAYER_STACKS)
             .map(|_| Stack {
                 fc0_blocks: std::array::from_fn(|_| std::array::from_fn(|_| small(20) as i8)),
@@ -402,13 +490,14 @@ impl ThreatNet {
             })
             .collect();
         ThreatNet {
+            inputs,
             biases,
             psq_weights,
             psq_psqt,
             threat_weights,
             threat_psqt,
             stacks,
-            description: format!("synthetic threat net {seed}"),
+            description: format!("synthetic {inputs:?} net {seed}"),
             info: NetInfo { name: format!("synthetic-{seed}"), sha256: String::new() },
         }
     }
@@ -425,6 +514,9 @@ mod tests {
         assert_eq!(TRANSFORMER_HASH, 0xCB68_5313);
         assert_eq!(STACK_HASH, 0x6333_7116);
         assert_eq!(NET_HASH, 0xA85B_2205);
+        // nn-61e7af4bb97d.nnue, Stockfish.js 19's lite net.
+        assert_eq!(LITE_TRANSFORMER_HASH, 0x6F23_44B8);
+        assert_eq!(LITE_NET_HASH, 0x0C10_35AE);
     }
 
     #[test]
