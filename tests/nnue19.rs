@@ -92,32 +92,29 @@ fn playouts(net: &Arc<ThreatNet>, kernels: Kernels, chess960: bool, seed: u64, m
     checked
 }
 
-#[test]
-fn incremental_equals_refresh_standard_and_chess960() {
-    let net = synthetic();
+/// Standard and Chess960 playouts from `seed` with every kernel set.
+fn playouts_with_every_kernel_set(net: &Arc<ThreatNet>, seed: u64) {
     for kernels in Kernels::available() {
-        let standard = playouts(&net, kernels, false, 31, 60_000);
-        let chess960 = playouts(&net, kernels, true, 32, 60_000);
+        let standard = playouts(net, kernels, false, seed, 60_000);
+        let chess960 = playouts(net, kernels, true, seed + 1, 60_000);
         eprintln!(
-            "{}: {standard} + {chess960} moves, accumulators equal after each",
+            "{:?}, {}: {standard} + {chess960} moves, accumulators equal after each",
+            net.inputs,
             kernels.name()
         );
     }
 }
 
 #[test]
+fn incremental_equals_refresh_standard_and_chess960() {
+    playouts_with_every_kernel_set(&synthetic(), 31);
+}
+
+#[test]
 fn lite_incremental_equals_refresh_standard_and_chess960() {
     // King moves within a half of the board are updates with P_hm, moves
     // across the d/e line refreshes: the playouts take kings both ways.
-    let net = synthetic_lite();
-    for kernels in Kernels::available() {
-        let standard = playouts(&net, kernels, false, 41, 60_000);
-        let chess960 = playouts(&net, kernels, true, 42, 60_000);
-        eprintln!(
-            "lite, {}: {standard} + {chess960} moves, accumulators equal after each",
-            kernels.name()
-        );
-    }
+    playouts_with_every_kernel_set(&synthetic_lite(), 41);
 }
 
 #[test]
