@@ -551,19 +551,30 @@ mod stockfish_js {
         reports
     }
 
+    /// kibitz's report of every position, with each kernel set, line for
+    /// line equal to Stockfish.js's.
+    fn same_reports(
+        net: &Arc<ThreatNet>,
+        kernels: &[Kernels],
+        fens: &[String],
+        theirs: &[Vec<String>],
+    ) {
+        for &k in kernels {
+            let mut eval = ThreatEval::with_kernels(net.clone(), k);
+            for (fen, t) in fens.iter().zip(theirs) {
+                let ours = lines(&eval.stockfish_report(&parse(fen)));
+                assert_eq!(&ours, t, "{k:?} {fen}");
+            }
+        }
+    }
+
     #[test]
     fn eval_equals_stockfish_js_19() {
         let fens = positions(1, 2_400, 19);
         assert!(fens.len() >= 2_000, "{} positions", fens.len());
         let theirs = stockfish_js_reports(&stockfish_js(), &fens);
         assert_eq!(theirs.len(), fens.len());
-        let net = real_net();
-        let mut eval = ThreatEval::new(net);
-        for (fen, t) in fens.iter().zip(&theirs) {
-            let pos = parse(fen);
-            let ours = lines(&eval.stockfish_report(&pos));
-            assert_eq!(&ours, t, "{fen}");
-        }
+        same_reports(&real_net(), &[Kernels::best()], &fens, &theirs);
         eprintln!(
             "{} positions: kibitz's raw output, NNUE evaluation and final evaluation equal \
              Stockfish.js 19's, line for line",
@@ -578,15 +589,7 @@ mod stockfish_js {
         assert!(fens.len() >= 20_000, "{} positions", fens.len());
         let theirs = stockfish_js_reports(&stockfish_js_lite(), &fens);
         assert_eq!(theirs.len(), fens.len());
-        let net = lite_net();
-        for k in Kernels::available() {
-            let mut eval = ThreatEval::with_kernels(net.clone(), k);
-            for (fen, t) in fens.iter().zip(&theirs) {
-                let pos = parse(fen);
-                let ours = lines(&eval.stockfish_report(&pos));
-                assert_eq!(&ours, t, "{k:?} {fen}");
-            }
-        }
+        same_reports(&lite_net(), &Kernels::available(), &fens, &theirs);
         eprintln!(
             "{} positions: the lite net's raw output, NNUE evaluation and final evaluation equal \
              Stockfish.js 19 lite's, line for line, kernels {:?}",

@@ -48,8 +48,39 @@ use crate::{
 pub use features::{pair_index, threat_index};
 pub use net::{Inputs, LAYER_STACKS, ThreatNet, VERSION};
 
-/// The index of a piece-square input: HalfKAv2_hm's or P_hm's.
-type PsqIndex = fn(Color, Square, Piece, Square) -> usize;
+impl Inputs {
+    /// The piece-square input of `pc` on `sq` for `side`, whose king is on
+    /// `king`: HalfKAv2_hm's or P_hm's.
+    #[inline]
+    fn psq_index(self, side: Color, sq: Square, pc: Piece, king: Square) -> usize {
+        match self {
+            Inputs::Threats => psq_index(side, sq, pc, king),
+            Inputs::PHm => phm_index(side, sq, pc, king),
+        }
+    }
+
+    /// The refresh cache's entry (of 64 a side) for a king on `king`: one
+    /// per king square for HalfKAv2_hm's king buckets, one per half of the
+    /// board for P_hm's mirror.
+    #[inline]
+    fn cache_slot(self, king: Square) -> usize {
+        match self {
+            Inputs::Threats => king.to_usize(),
+            Inputs::PHm => mirror_half(king),
+        }
+    }
+
+    /// Whether the side's king moving from `from` to `to` refreshes its
+    /// accumulator: every move with king buckets, only a move across the
+    /// d/e line with P_hm's mirror alone.
+    #[inline]
+    fn king_move_refreshes(self, from: Option<Square>, to: Option<Square>) -> bool {
+        match (self, from, to) {
+            (Inputs::PHm, Some(a), Some(b)) => mirror_half(a) != mirror_half(b),
+            _ => true,
+        }
+    }
+}
 
 /// The net's two outputs for a position, side to move's view, in internal
 /// units (each part divided by 16 on its own, as Stockfish divides them).
@@ -246,14 +277,14 @@ impl ThreatEval {
             board.threats(&mut threats);
             features::pairs(board.pawns(), &mut pairs);
         }
-        let index = self.psq_index();
+        let inputs = self.net.inputs;
         let mut acc = Accumulator { values: [Row::ZERO, Row::ZERO], psqt: [[0; PSQT_BUCKETS]; 2] };
         for side in [Color::White, Color::Black] {
             let mut c = Changes::default();
             let king = pos.king(side);
             for sq in pos.occupied() {
                 if let Some(pc) = pos.piece_on(sq) {
-                    c.psq_add.push(index(side, sq, pc, king) as u32);
+                    c.psq_add.push(inputs.psq_index(side, sq, pc, king) as u32);
                 }
             }
             threat_inputs(side, king, threats.as_slice(), &pairs, &mut c.threat_add);
@@ -268,14 +299,6 @@ impl ThreatEval {
             );
         }
         acc
-    }
-
-    /// The piece-square input index of the net's inputs.
-    fn psq_index(&self) -> PsqIndex {
-        match self.net.inputs {
-            Inputs::Threats => psq_index,
-            Inputs::PHm => phm_index,
-        }
     }
 
     /// The accumulator of `pos`'s current state, brought up to date.
@@ -347,14 +370,9 @@ impl ThreatEval {
             return Start::Done;
         }
         let king = Piece::new(side, Role::King);
-        // Which king moves refresh: every one with HalfKAv2_hm's king
-        // buckets, only one across the d/e line with P_hm's mirror alone.
-        let every_king_move = self.net.inputs == Inputs::Threats;
-        let refreshes = |e: &DirtyEntry| {
-            e.piece == king
-                && (every_king_move
-                    || matches!((e.from, e.to), (Some(a), Some(b)) if mirror_half(a) != mirror_half(b)))
-        };
+        let inputs = self.net.inputs;
+        let refreshes =
+            |e: &DirtyEntry| e.piece == king && inputs.king_move_refreshes(e.from, e.to);
         let mut i = top;
         loop {
             let dirty = &states[i].dirty;
@@ -399,14 +417,14 @@ impl ThreatEval {
         self.stats.steps += 1;
         let states = pos.states();
         let king = pos.king(side);
-        let index = self.psq_index();
+        let inputs = self.net.inputs;
         self.changes.clear();
         for e in states[j].dirty.entries() {
             if let Some(from) = e.from {
-                self.changes.psq_sub.push(index(side, from, e.piece, king) as u32);
+                self.changes.psq_sub.push(inputs.psq_index(side, from, e.piece, king) as u32);
             }
             if let Some(to) = e.to {
-                self.changes.psq_add.push(index(side, to, e.piece, king) as u32);
+                self.changes.psq_add.push(inputs.psq_index(side, to, e.piece, king) as u32);
             }
         }
         if self.net.inputs == Inputs::Threats {
@@ -447,22 +465,18 @@ impl ThreatEval {
         // The piece-square part: the cache entry brought to this board. An
         // entry per king square for HalfKAv2_hm, per half of the board for
         // P_hm (whose king plane is an input like any other).
-        let threats = self.net.inputs == Inputs::Threats;
-        let (index, slot) = if threats {
-            (psq_index as PsqIndex, king.to_usize())
-        } else {
-            (phm_index as PsqIndex, mirror_half(king))
-        };
+        let inputs = self.net.inputs;
+        let slot = inputs.cache_slot(king);
         let e = &mut self.cache[s * 64 + slot];
         self.changes.clear();
         for pc in Piece::ALL {
             let now = board.by_piece[pc.to_usize()];
             let was = e.pieces[pc.to_usize()];
             for sq in now & !was {
-                self.changes.psq_add.push(index(side, sq, pc, king) as u32);
+                self.changes.psq_add.push(inputs.psq_index(side, sq, pc, king) as u32);
             }
             for sq in was & !now {
-                self.changes.psq_sub.push(index(side, sq, pc, king) as u32);
+                self.changes.psq_sub.push(inputs.psq_index(side, sq, pc, king) as u32);
             }
             e.pieces[pc.to_usize()] = now;
         }
@@ -476,7 +490,7 @@ impl ThreatEval {
         );
         // Then every threat and pair.
         self.changes.clear();
-        if threats {
+        if inputs == Inputs::Threats {
             self.scratch[0].clear();
             board.threats(&mut self.scratch[0]);
             self.pairs_added.clear();

@@ -367,11 +367,15 @@ impl ThreatNet {
         let length = r.u32("header")? as usize;
         let description = String::from_utf8_lossy(r.take(length, "description")?).into_owned();
 
+        let transformer_hash = match inputs {
+            Inputs::Threats => TRANSFORMER_HASH,
+            Inputs::PHm => LITE_TRANSFORMER_HASH,
+        };
+        r.hash("feature transformer", transformer_hash)?;
         let mut biases = Box::new(Row::ZERO);
+        r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
         let (psq_weights, psq_psqt, threat_weights, threat_psqt) = match inputs {
             Inputs::Threats => {
-                r.hash("feature transformer", TRANSFORMER_HASH)?;
-                r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
                 let mut threat_weights = vec![ThreatRow([0; L1]); THREAT_INPUTS];
                 for row in &mut threat_weights[..THREATS] {
                     r.i8s(&mut row.0, "threat weights")?;
@@ -390,8 +394,6 @@ impl ThreatNet {
                 (w, p, threat_weights, threat_psqt)
             }
             Inputs::PHm => {
-                r.hash("feature transformer", LITE_TRANSFORMER_HASH)?;
-                r.leb128(L1, 16, "feature transformer's biases", |i, v| biases.0[i] = v as i16)?;
                 let (w, p) = r.psq_block(PHM_FEATURES, "P_hm")?;
                 (w, p, Vec::new(), Vec::new())
             }
