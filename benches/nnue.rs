@@ -12,7 +12,7 @@
 //!   evaluation-only benchmark (its `eval` prints a trace of some forty
 //!   evaluations), so the evaluation rate has no Stockfish column.
 //!
-//! * the same two measures for kibitz's own net (the built-in one, or
+//! * the same two measures for kibitz's own net (`data/kibitz-net.nnue`, or
 //!   `--own FILE`): evaluations per second along the games, and the search
 //!   on the bench positions, beside the hand-written evaluation's.
 //!
@@ -231,7 +231,8 @@ fn main() {
     let own = match std::env::args().position(|a| a == "--own") {
         Some(i) => Net::load(Path::new(&std::env::args().nth(i + 1).expect("--own FILE")))
             .expect("--own: a net"),
-        None => Net::builtin(),
+        None => Net::load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("data/kibitz-net.nnue"))
+            .expect("data/kibitz-net.nnue"),
     };
     let Net::Kibitz(small) = own.clone() else { panic!("--own: a kibitz net, not Stockfish's") };
     println!("kibitz's own net: {} {}", small.info().name, small.architecture());

@@ -20,8 +20,9 @@ arguments by --baseline-plain:
         --baseline-plain --kibitz-option EvalFile=../shared/data/nets/nn-1a298aa575a0.nnue
 
 Two evaluations of one binary at equal time per move, two games at a time:
-the built-in net (EvalFile's value `<built-in>`, or the file it is built
-from, data/kibitz-net.nnue) against the hand-written evaluation, and
+kibitz's own net (data/kibitz-net.nnue; the built-in net, EvalFile's value
+`<built-in>`, is Stockfish.js 19's lite net) against the hand-written
+evaluation, and
 against Stockfish 15.1's net (exported to target/ as README says):
 
     python3 scripts/match.py --games 400 --movetime 40 --baseline target/release/kibitz \

@@ -3,11 +3,12 @@
 //! kibitz streams game databases (PGN) and position sets (EPD), replays
 //! every game with an incremental bitboard [`Position::do_move`], verifies
 //! Zobrist keys (Polyglot standard), labels positions with a fixed-depth
-//! search (kibitz's own net built into the binary, Stockfish 15.1's net,
-//! the hand-written evaluation, or any UCI engine), plays games against
-//! itself for training data, trains small nets on the CPU, and writes
-//! compact, checksummed `.kbz` record files that trainers and databases
-//! read. The `kibitz` command is a thin layer over this library.
+//! search (Stockfish.js 19's lite net built into the binary, Stockfish 19's
+//! and 15.1's nets, kibitz's own nets, the hand-written evaluation, or any
+//! UCI engine), plays games against itself for training data, trains
+//! small nets on the CPU, and writes compact, checksummed `.kbz` record
+//! files that trainers and databases read. The `kibitz` command is a thin
+//! layer over this library.
 //!
 //! # The data flow
 //!
@@ -28,8 +29,8 @@
 //!  records ─► Export (annotated PGN, Stockfish plain and binpack, EPD,
 //!    │        JSON lines, bullet, viriformat) · analysis ─► report · stats
 //!    ▼
-//!  train: a small NNUE on the CPU ─► net file ─► nnue::Network, the
-//!         search's evaluation (kibitz's own net is built in)
+//!  train: a small NNUE on the CPU ─► net file ─► nnue::Net, the
+//!         search's evaluation (built in: Stockfish.js 19's lite net)
 //! ```
 //!
 //! The crate root holds what a program needs; the layout of the files

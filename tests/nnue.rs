@@ -128,12 +128,14 @@ fn kibitz_net_incremental_equals_refresh() {
     let net = Arc::new(SmallNet::synthetic_bucketed(64, Activation::SCReLU, 8, 33));
     let checked = small_playouts(&net, false, 33, 300_000);
     eprintln!("kibitz net with 8 output buckets: {checked} moves, accumulators equal");
-    // The net built into the binary, as every command without --net uses it.
-    let kibitz::nnue::Net::Kibitz(net) = kibitz::nnue::Net::builtin() else {
-        panic!("the built-in net is a kibitz net")
+    // kibitz's own net in `data/` (the former built-in net), as `--net`
+    // reads it.
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("data/kibitz-net.nnue");
+    let kibitz::nnue::Net::Kibitz(net) = kibitz::nnue::Net::load(&path).unwrap() else {
+        panic!("data/kibitz-net.nnue is a kibitz net")
     };
     let checked = small_playouts(&net, false, 34, 300_000);
-    eprintln!("the built-in net ({}): {checked} moves, accumulators equal", net.architecture());
+    eprintln!("kibitz-net.nnue ({}): {checked} moves, accumulators equal", net.architecture());
 }
 
 /// A kibitz net file: `eval`, `search` and `bench` read it through the same

@@ -2,16 +2,20 @@
 //! inputs) and Stockfish.js 19's lite one (P_hm inputs).
 //!
 //! Without anything beside the repository: synthetic nets of both
-//! architectures (seeded weights) in seeded playouts, standard and
-//! Chess960, where the accumulators kept up to date move by move equal a
-//! refresh from scratch after every legal move, with every kernel set the
-//! processor runs; and the reader's refusals, each naming the file.
+//! architectures (seeded weights) and the lite net built into the binary
+//! (`data/nn-61e7af4bb97d.nnue`) in seeded playouts, standard and Chess960,
+//! where the accumulators kept up to date move by move equal a refresh from
+//! scratch after every legal move, with every kernel set the processor
+//! runs; positions whose outputs the lite build printed, through the
+//! library and through `kibitz eval` with no net named; and the reader's
+//! refusals, each naming the file.
 //!
-//! With `--features sf19`: both nets from `../shared/data/nets`, their
-//! accumulators checked against a refresh after every move of more than
-//! 300,000 moves of the shared games (real databases, engine games,
-//! Chess960), positions whose outputs the nets' oracles printed, and the
-//! search's bench signature with the big net.
+//! With `--features sf19`: both nets (the big one from
+//! `../shared/data/nets`), their accumulators checked against a refresh
+//! after every move of more than 300,000 moves of the shared games (real
+//! databases, engine games, Chess960), positions whose outputs the big
+//! net's oracles printed, and the search's bench signature with the big
+//! net.
 //!
 //! With `--features stockfish-js`: kibitz's `eval` against Stockfish.js
 //! 19's (`node`, the npm package `stockfish@19.0.0`), the big net on more
@@ -41,6 +45,23 @@ fn synthetic() -> Arc<ThreatNet> {
 fn synthetic_lite() -> Arc<ThreatNet> {
     static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
     NET.get_or_init(|| Arc::new(ThreatNet::synthetic_with(Inputs::PHm, 12))).clone()
+}
+
+/// Stockfish.js 19's lite net: the net built into the binary, checked to be
+/// the file in `data/` (with `sf19`, also the one in `../shared/data/nets`).
+fn lite_net() -> Arc<ThreatNet> {
+    let Net::Stockfish19(net) = Net::builtin() else { panic!("the built-in net is the lite net") };
+    assert_eq!(net.inputs, Inputs::PHm);
+    assert_eq!(net.info().sha256, LITE_SHA256);
+    assert_eq!(net.info().name, "nn-61e7af4bb97d.nnue");
+    net
+}
+
+const LITE_SHA256: &str = "61e7af4bb97d51eeeb25d322916f86513b5cd3a827ce189c98c6e31946f99e5b";
+
+/// The lite net's file in `data/`.
+fn lite_net_path() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("data/nn-61e7af4bb97d.nnue")
 }
 
 /// Plays seeded random games; after every legal move of every position
@@ -118,8 +139,14 @@ fn lite_incremental_equals_refresh_standard_and_chess960() {
 }
 
 #[test]
+fn builtin_lite_incremental_equals_refresh_standard_and_chess960() {
+    // The net every command uses by default, with its real weights.
+    playouts_with_every_kernel_set(&lite_net(), 43);
+}
+
+#[test]
 fn every_kernel_set_gives_the_same_outputs() {
-    for net in [synthetic(), synthetic_lite()] {
+    for net in [synthetic(), synthetic_lite(), lite_net()] {
         same_outputs(&net);
     }
 }
@@ -144,6 +171,51 @@ fn same_outputs(net: &Arc<ThreatNet>) {
         }
     }
     eprintln!("{:?}: {compared} positions: {kernels:?} give the same outputs", net.inputs);
+}
+
+/// Positions the lite build (`stockfish-19-lite-single.js`) evaluated:
+/// its raw output, and its net's and final evaluations in pawns, White's
+/// view. Kings on both halves, both sides to move, buckets 0 to 7.
+#[test]
+fn positions_evaluate_as_the_lite_build() {
+    let net = lite_net();
+    let cases = [
+        ("r4rk1/p2pbppp/1pq1pn2/8/2P1P3/2NQ2P1/PP1B1PKP/R4R2 b - - 2 13", 25, "-0.08", "-0.10"),
+        ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 12, "+0.04", "+0.05"),
+        ("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1", 1581, "+4.60", "+4.49"),
+        ("1k6/8/8/3q4/8/8/2K5/7R w - - 30 80", -758, "-2.20", "-1.73"),
+        ("3r2k1/1p3ppp/p1n5/2K5/8/8/PPP2PPP/3R4 b - - 0 25", 1197, "-3.65", "-4.01"),
+    ];
+    for k in Kernels::available() {
+        let mut eval = ThreatEval::with_kernels(net.clone(), k);
+        for (fen, raw, nnue, last) in cases {
+            let pos = Position::from_fen(fen).unwrap();
+            assert_eq!(eval.evaluate(&pos), raw, "{k:?} {fen}");
+            let report = eval.stockfish_report(&pos);
+            let width = |v: &str| format!("{v:>5}");
+            assert!(
+                report.contains(&format!("NNUE evaluation        {} (white side)", width(nnue))),
+                "{report}"
+            );
+            assert!(
+                report.contains(&format!("Final evaluation      {} (white side)", width(last))),
+                "{report}"
+            );
+        }
+    }
+    // `kibitz eval` with no net named evaluates with the built-in lite
+    // net; the file in `data/` names the same net.
+    let (code, out, err) = kibitz(&["eval", cases[0].0]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("NNUE evaluation using nn-61e7af4bb97d.nnue (Stockfish 19 lite net (P_hm"),
+        "{out}"
+    );
+    assert!(out.contains("NNUE evaluation        -0.08 (white side)"), "{out}");
+    let (code, file_out, err) =
+        kibitz(&["eval", cases[0].0, "--net", lite_net_path().to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(file_out, out);
 }
 
 #[test]
@@ -201,25 +273,13 @@ mod sf19 {
         shared("nets/nn-1a298aa575a0.nnue")
     }
 
-    pub fn lite_net_path() -> PathBuf {
-        shared("nets/nn-61e7af4bb97d.nnue")
-    }
-
-    /// Stockfish.js 19's lite net.
-    pub fn lite_net() -> Arc<ThreatNet> {
-        static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
-        NET.get_or_init(|| {
-            let Net::Stockfish19(net) = Net::load(&lite_net_path()).unwrap() else {
-                panic!("the lite net read as another kind")
-            };
-            assert_eq!(net.inputs, Inputs::PHm);
-            assert_eq!(
-                net.info().sha256,
-                "61e7af4bb97d51eeeb25d322916f86513b5cd3a827ce189c98c6e31946f99e5b"
-            );
-            net
-        })
-        .clone()
+    /// The lite net the binary carries is the file Stockfish.js 19's lite
+    /// build embeds, byte for byte.
+    #[test]
+    fn the_built_in_net_is_the_shared_lite_net() {
+        let shared_bytes = std::fs::read(shared("nets/nn-61e7af4bb97d.nnue")).unwrap();
+        assert_eq!(shared_bytes, std::fs::read(lite_net_path()).unwrap());
+        assert_eq!(lite_net().info().sha256, LITE_SHA256);
     }
 
     pub fn real_net() -> Arc<ThreatNet> {
@@ -260,43 +320,6 @@ mod sf19 {
             ),
             "{out}"
         );
-    }
-
-    /// Positions the lite build (`stockfish-19-lite-single.js`) evaluated:
-    /// its raw output, and its net's and final evaluations in pawns, White's
-    /// view. Kings on both halves, both sides to move, buckets 0 to 7.
-    #[test]
-    fn positions_evaluate_as_the_lite_build() {
-        let net = lite_net();
-        let cases = [
-            ("r4rk1/p2pbppp/1pq1pn2/8/2P1P3/2NQ2P1/PP1B1PKP/R4R2 b - - 2 13", 25, "-0.08", "-0.10"),
-            ("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1", 12, "+0.04", "+0.05"),
-            ("4k3/8/8/8/8/8/8/R3K3 w Q - 0 1", 1581, "+4.60", "+4.49"),
-            ("1k6/8/8/3q4/8/8/2K5/7R w - - 30 80", -758, "-2.20", "-1.73"),
-            ("3r2k1/1p3ppp/p1n5/2K5/8/8/PPP2PPP/3R4 b - - 0 25", 1197, "-3.65", "-4.01"),
-        ];
-        for k in Kernels::available() {
-            let mut eval = ThreatEval::with_kernels(net.clone(), k);
-            for (fen, raw, nnue, last) in cases {
-                let pos = Position::from_fen(fen).unwrap();
-                assert_eq!(eval.evaluate(&pos), raw, "{k:?} {fen}");
-                let report = eval.stockfish_report(&pos);
-                let width = |v: &str| format!("{v:>5}");
-                assert!(
-                    report
-                        .contains(&format!("NNUE evaluation        {} (white side)", width(nnue))),
-                    "{report}"
-                );
-                assert!(
-                    report.contains(&format!("Final evaluation      {} (white side)", width(last))),
-                    "{report}"
-                );
-            }
-        }
-        let (code, out, err) =
-            kibitz(&["eval", cases[0].0, "--net", lite_net_path().to_str().unwrap()]);
-        assert_eq!(code, 0, "{err}");
-        assert!(out.contains("lite net (P_hm"), "{out}");
     }
 
     /// Every move of the shared games, replayed: after each, the
@@ -399,10 +422,7 @@ mod stockfish_js {
 
     use kibitz::{EpdLine, GameReader, set_start_position};
 
-    use super::{
-        sf19::{lite_net, real_net},
-        *,
-    };
+    use super::{sf19::real_net, *};
     use crate::util::shared;
 
     /// Stockfish.js 19's single-threaded build: `KIBITZ_STOCKFISH_JS`, or

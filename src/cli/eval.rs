@@ -32,14 +32,17 @@ pub struct EvalArgs {
 /// The net option every command that evaluates shares.
 #[derive(Args, Debug, Clone)]
 pub struct NetArgs {
-    /// A net to evaluate with: a Stockfish 15.1 net (SFNNv5) or one
-    /// `kibitz train` made; the environment variable KIBITZ_NET names one
-    /// by default. Get Stockfish 15.1's with
+    /// A net to evaluate with instead of the built-in one: a Stockfish 15.1
+    /// net (SFNNv5), a Stockfish 19 net (Stockfish 19's own or Stockfish.js
+    /// 19's lite one) or one `kibitz train` made (kibitz's former default
+    /// is `data/kibitz-net.nnue`); the environment variable KIBITZ_NET names
+    /// one by default. Get Stockfish 15.1's with
     /// `printf 'uci\nexport_net nn.nnue\nquit\n' | /usr/games/stockfish`.
     #[arg(long, value_name = "FILE", env = "KIBITZ_NET")]
     pub net: Option<PathBuf>,
-    /// What to evaluate with when no --net is given: kibitz's built-in net
-    /// or the hand-written evaluation (which wins over KIBITZ_NET).
+    /// What to evaluate with when no --net is given: the built-in net
+    /// (Stockfish.js 19's lite net, `nn-61e7af4bb97d.nnue`) or the
+    /// hand-written evaluation (which wins over KIBITZ_NET).
     #[arg(long, value_enum, default_value_t = EvalChoice::Net)]
     pub eval: EvalChoice,
 }
@@ -47,7 +50,7 @@ pub struct NetArgs {
 /// The evaluation when no net file is named.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EvalChoice {
-    /// kibitz's own net, built into the binary.
+    /// The net built into the binary: Stockfish.js 19's lite net.
     Net,
     /// The hand-written evaluation.
     HandWritten,

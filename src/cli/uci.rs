@@ -3,8 +3,9 @@
 //! `isready`, `ucinewgame`, `position`, `go` (depth, nodes, movetime,
 //! wtime/btime/winc/binc/movestogo, infinite), `stop`, `quit`, and the
 //! options `Hash`, `UCI_Chess960`, `EvalFile` (a net to evaluate with:
-//! a Stockfish 15.1 net or one `kibitz train` made; KIBITZ_NET by default,
-//! else `<built-in>`, kibitz's own net; `hand-written` or empty for the
+//! a Stockfish 15.1 or 19 net or one `kibitz train` made; KIBITZ_NET by
+//! default, else `<built-in>`, the net built into the binary (Stockfish.js
+//! 19's lite net); `hand-written` or empty for the
 //! hand-written evaluation) and `SyzygyPath` (endgame tables, folders
 //! separated by `:`; KIBITZ_SYZYGY by default).
 //!

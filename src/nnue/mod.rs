@@ -68,21 +68,24 @@ pub enum Net {
     Kibitz(Arc<SmallNet>),
 }
 
-/// The net kibitz ships, built into the binary: trained by `kibitz train`
-/// (docs/TRAINING.md has the recipe) and read at first use.
-const BUILTIN_BYTES: &[u8] = include_bytes!("../../data/kibitz-net.nnue");
+/// The net kibitz ships, built into the binary: Stockfish.js 19's lite net
+/// (P_hm inputs, 1.1 MB, GPL-3.0; data/README.md has its origin), chosen
+/// over kibitz's own net by the labels it gives per CPU second and by
+/// matches (BENCHMARKS.md). Read and checked at first use.
+const BUILTIN_BYTES: &[u8] = include_bytes!("../../data/nn-61e7af4bb97d.nnue");
 
-/// The name the built-in net goes by in headers and messages.
-pub const BUILTIN_NAME: &str = "kibitz-net.nnue";
+/// The name the built-in net goes by in headers and messages: its file's,
+/// `nn-` and the first 12 hex digits of its SHA-256, as Stockfish names nets.
+pub const BUILTIN_NAME: &str = "nn-61e7af4bb97d.nnue";
 
 impl Net {
-    /// The net built into the binary (the default evaluation).
+    /// The net built into the binary (the default evaluation), read once.
     pub fn builtin() -> Net {
-        static NET: std::sync::OnceLock<Arc<SmallNet>> = std::sync::OnceLock::new();
-        Net::Kibitz(
+        static NET: std::sync::OnceLock<Arc<ThreatNet>> = std::sync::OnceLock::new();
+        Net::Stockfish19(
             NET.get_or_init(|| {
                 Arc::new(
-                    SmallNet::from_bytes(BUILTIN_BYTES, BUILTIN_NAME, BUILTIN_NAME.into())
+                    ThreatNet::from_bytes(BUILTIN_BYTES, BUILTIN_NAME, BUILTIN_NAME.into())
                         .expect("the built-in net is checked by the tests"),
                 )
             })

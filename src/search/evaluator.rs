@@ -32,7 +32,7 @@ use crate::{
 /// 481 and 277 by their scales. Measured (BENCHMARKS.md, "The search after
 /// Stockfish 15.1"), those margins prune tactics their evaluations swing
 /// on (WAC at depth 8: 165 and 157 of 300 solved, against 193 and 196 at
-/// 1000) and play no better at equal nodes (the built-in net 30 Elo worse
+/// 1000) and play no better at equal nodes (kibitz's own net 30 Elo worse
 /// at 277, the hand-written evaluation 12 better at 481, both within the
 /// interval), at the same agreement per node: both take Stockfish's margins
 /// as their own units.
@@ -50,7 +50,7 @@ impl Params {
     pub const HAND_WRITTEN: Params = Params { scale: 1000 };
 
     /// kibitz's own net: Stockfish's margins as centipawns.
-    pub const BUILT_IN: Params = Params { scale: 1000 };
+    pub const KIBITZ_NET: Params = Params { scale: 1000 };
 
     /// Stockfish 19's net: Stockfish's internal units, whose pawn is about
     /// 300 where Stockfish 15.1's was 361 (its `to_cp` divides by a cubic
@@ -106,7 +106,7 @@ impl Evaluator {
     pub fn params(&self) -> Params {
         match self {
             Evaluator::HandWritten(_) => Params::HAND_WRITTEN,
-            Evaluator::Small(_) => Params::BUILT_IN,
+            Evaluator::Small(_) => Params::KIBITZ_NET,
             Evaluator::Nnue(_) => Params::NNUE,
             Evaluator::Nnue19(_) => Params::NNUE19,
         }
