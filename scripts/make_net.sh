@@ -1,6 +1,7 @@
 #!/bin/sh
-# The built-in net from nothing (docs/TRAINING.md): self-play games whose
-# moves and labels come from kibitz's search with Stockfish 15.1's net
+# kibitz's own net (data/kibitz-net.nnue) from nothing (docs/TRAINING.md):
+# self-play games whose moves and labels come from kibitz's search with
+# Stockfish 15.1's net
 # (400 nodes a position in games played to ply 160, 600 in games cut at
 # ply 80 for more openings and middlegames), then `kibitz train`.
 #
@@ -11,7 +12,7 @@
 # one per core, each chunk its own seed; a chunk that was interrupted continues (--resume),
 # one that is complete is left as it is; the training continues from its
 # last checkpoint (--resume). Each step's wall time goes to DIR/times.log.
-# The net is DIR/kibitz-net.nnue; copy it to data/ to build it in.
+# The net is DIR/kibitz-net.nnue; `--net DIR/kibitz-net.nnue` evaluates with it.
 set -eu
 cd "$(dirname "$0")/.."
 K=${KIBITZ:-target/release/kibitz}
