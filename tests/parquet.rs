@@ -354,6 +354,145 @@ fn filters_read_the_columns_and_count_as_for_pgn() {
     assert_eq!(v["filtered_no_tag"]["elo"], 20, "{json}");
 }
 
+/// A column of a table: its name and its values.
+type Column<'a> = (&'a str, Vec<Option<String>>);
+
+/// A table of other columns, as pandas or pyarrow write them: each
+/// `(name, values)` a string column (`None` a null), or an `Int64` or
+/// `Float64` one when its name says so (`:i`, `:f`).
+fn write_table(path: &Path, columns: &[Column<'_>], row_group: usize) {
+    let mut fields = Vec::new();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for (name, values) in columns {
+        let (name, kind) = name.split_once(':').unwrap_or((name, "s"));
+        match kind {
+            "i" => {
+                fields.push(Field::new(name, DataType::Int64, true));
+                let mut b = Int64Builder::new();
+                values.iter().for_each(|v| b.append_option(v.as_ref().map(|v| v.parse().unwrap())));
+                arrays.push(Arc::new(b.finish()));
+            }
+            "f" => {
+                fields.push(Field::new(name, DataType::Float64, true));
+                let v: Vec<Option<f64>> =
+                    values.iter().map(|v| v.as_ref().map(|v| v.parse().unwrap())).collect();
+                arrays.push(Arc::new(arrow_array::Float64Array::from(v)));
+            }
+            _ => {
+                fields.push(Field::new(name, DataType::LargeUtf8, true));
+                let mut b = arrow_array::builder::LargeStringBuilder::new();
+                values.iter().for_each(|v| b.append_option(v.as_deref()));
+                arrays.push(Arc::new(b.finish()));
+            }
+        }
+    }
+    let schema = Arc::new(Schema::new(fields));
+    let batch = RecordBatch::try_new(schema.clone(), arrays).unwrap();
+    let props = WriterProperties::builder()
+        .set_compression(zstd())
+        .set_max_row_group_row_count(Some(row_group))
+        .build();
+    let mut w =
+        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
+    w.write(&batch).unwrap();
+    w.close().unwrap();
+}
+
+/// A game's moves without move numbers, and in UCI (shakmaty's).
+fn bare_and_uci(movetext: &str) -> (String, String) {
+    use shakmaty::{CastlingMode, Chess, Position as _, san::SanPlus};
+    let mut pos = Chess::default();
+    let (mut bare, mut uci) = (Vec::new(), Vec::new());
+    for tok in movetext.split_whitespace() {
+        if ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
+            continue;
+        }
+        let tok = tok.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if tok.is_empty() {
+            continue;
+        }
+        let san: SanPlus = tok.parse().unwrap();
+        let m = san.san.to_move(&pos).unwrap();
+        uci.push(m.to_uci(CastlingMode::Standard).to_string());
+        pos.play_unchecked(m);
+        bare.push(tok.to_string());
+    }
+    (bare.join(" "), uci.join(" "))
+}
+
+/// Tables of games with other pipelines' names: the moves in `pgn`,
+/// `Moves` or `uci` (with or without move numbers, UCI moves, whole games
+/// with their tags), ratings as `white_elo` floats with nulls, a lone
+/// `elo`: the same games and plies as the PGN, and the whole-game cells
+/// annotated as the PGN is.
+#[test]
+fn tables_of_games_with_other_names_read_as_their_pgn() {
+    let dir = TempDir::new("parquet-tables");
+    let games = lichess_games();
+    let pgn = dir.path("games.pgn");
+    write_pgn(&games, &pgn);
+    let (code, out, err) = kibitz(&["replay", s(&pgn)]);
+    assert_eq!(code, 0, "{err}");
+    let (pgn_games, pgn_plies) =
+        (summary_line(&out, "games").to_string(), summary_line(&out, "plies").to_string());
+    let (code, _, _) = kibitz(&["annotate", s(&pgn), "--depth", "3", "-o", s(&dir.path("p.kbz"))]);
+    assert_eq!(code, 0);
+    let (_, expected, _) = kibitz(&["export", s(&dir.path("p.kbz")), "--format", "jsonl"]);
+    let col = |f: &dyn Fn(&Game) -> Option<String>| games.iter().map(f).collect::<Vec<_>>();
+    let elo = |g: &Game, tag: &str| g.tag(tag).map(str::to_string);
+    // Whole games in a `pgn` cell: their tags come with them.
+    let whole = col(&|g| {
+        let one = dir.path("one.pgn");
+        write_pgn(std::slice::from_ref(g), &one);
+        Some(std::fs::read_to_string(&one).unwrap())
+    });
+    let moves = col(&|g| Some(g.movetext.clone()));
+    let bare = col(&|g| Some(bare_and_uci(&g.movetext).0));
+    let uci = col(&|g| Some(bare_and_uci(&g.movetext).1));
+    // Every third rating missing, as pandas writes an integer column with
+    // gaps: floats and nulls.
+    let white_elo: Vec<Option<String>> = games
+        .iter()
+        .enumerate()
+        .map(|(i, g)| if i % 3 == 0 { None } else { elo(g, "WhiteElo") })
+        .collect();
+    let cases: Vec<(&str, Vec<Column<'_>>)> = vec![
+        ("pgn-whole", vec![("pgn", whole.clone())]),
+        ("pgn-movetext", vec![("pgn", moves.clone()), ("elo:i", col(&|g| elo(g, "BlackElo")))]),
+        ("moves-bare", vec![("Moves", bare), ("white_elo:f", white_elo)]),
+        ("uci", vec![("uci", uci), ("White-Player", col(&|g| elo(g, "White")))]),
+    ];
+    for (name, columns) in cases {
+        let file = dir.path(&format!("{name}.parquet"));
+        write_table(&file, &columns, 7);
+        let (code, out, err) = kibitz(&["replay", s(&file)]);
+        assert_eq!(code, 0, "{name}: {err}");
+        assert_eq!(summary_line(&out, "games"), pgn_games, "{name}");
+        assert_eq!(summary_line(&out, "plies"), pgn_plies, "{name}");
+    }
+    let out = dir.path("whole.kbz");
+    let file = dir.path("pgn-whole.parquet");
+    let (code, _, err) = kibitz(&["annotate", s(&file), "--depth", "3", "-o", s(&out)]);
+    assert_eq!(code, 0, "{err}");
+    let (_, got, _) = kibitz(&["export", s(&out), "--format", "jsonl"]);
+    assert!(got == expected, "whole games in cells: the export differs from the PGN's");
+    // A lone `elo` is given to neither player (a record keeps the players'
+    // ratings, not the game's `Elo` tag).
+    let (code, text, err) = kibitz(&[
+        "export",
+        s(&{
+            let k = dir.path("tags.kbz");
+            let f = dir.path("pgn-movetext.parquet");
+            assert_eq!(kibitz(&["annotate", s(&f), "--depth", "1", "-o", s(&k)]).0, 0);
+            k
+        }),
+        "--format",
+        "pgn",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("[White ") && !text.contains("Elo \""), "{text}");
+}
+
 #[test]
 fn bad_parquet_inputs_get_clear_errors() {
     let dir = TempDir::new("parquet-errors");
@@ -370,12 +509,17 @@ fn bad_parquet_inputs_get_clear_errors() {
     );
     assert!(summary_line(&out, "games").starts_with("games     20 "), "{out}");
     assert!(summary_line(&out, "rejected").starts_with("rejected  1"), "{out}");
-    // Without `movetext`: the error names it, and the columns there are.
+    // Without a moves column: the error names the columns there are and
+    // those looked for.
     let no_moves = dir.path("no-moves.parquet");
     write_parquet(&games, &no_moves, Shape { drop: Some("movetext"), ..Shape::default() });
     let (code, _, err) = kibitz(&["replay", s(&no_moves)]);
     assert_ne!(code, 0);
-    assert!(err.contains("no column `movetext`") && err.contains("Event, Site"), "{err}");
+    assert!(
+        err.contains("no column of moves: looked for one of movetext, pgn, moves, san, game, uci")
+            && err.contains("Event, Site"),
+        "{err}"
+    );
     // Standard input cannot be read as Parquet (its footer is at its end).
     let bytes = std::fs::read(&file).unwrap();
     let mut child = crate::util::kibitz_command()

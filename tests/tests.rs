@@ -33,5 +33,6 @@ mod shape;
 mod slurm;
 mod stats;
 mod syzygy;
+mod tables;
 mod train;
 mod util;

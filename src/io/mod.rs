@@ -1,6 +1,7 @@
 //! Input: sources (files, stdin, zstd, gzip), chunking at game boundaries,
 //! and the PGN and EPD readers.
 
+pub mod csv;
 pub mod epd;
 pub mod filter;
 pub mod mapguard;
@@ -9,6 +10,7 @@ pub mod parquet;
 pub mod pgn;
 pub mod place;
 pub mod source;
+pub mod table;
 
 use std::{
     io,

@@ -1,5 +1,6 @@
 //! Where a game stands in its input, as messages name it: a byte offset
-//! in a text input's (decompressed) text, or a row in a Parquet input.
+//! in a text input's (decompressed) text, a row in a Parquet input, or a
+//! line of a CSV table.
 //!
 //! A game read from a Parquet file has no byte offset of its own: the
 //! reader numbers it by its row in the file (from 0), and registers the
@@ -16,7 +17,6 @@ static ROW_GROUPS: Mutex<Vec<(String, Arc<[u64]>)>> = Mutex::new(Vec::new());
 
 /// Records that the input named `name` is a Parquet file whose row groups
 /// start at the rows `starts` (ascending, the first 0).
-#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
 pub fn register_row_groups(name: &str, starts: Vec<u64>) {
     let mut table = ROW_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     let starts: Arc<[u64]> = starts.into();
@@ -26,7 +26,14 @@ pub fn register_row_groups(name: &str, starts: Vec<u64>) {
     }
 }
 
-/// The row groups of the Parquet input named `name`, if it is one.
+/// Records that the input named `name` is a CSV table: its games are
+/// placed by their lines (no row groups).
+pub fn register_lines(name: &str) {
+    register_row_groups(name, Vec::new());
+}
+
+/// The row groups of the Parquet input named `name`, if it is one (none
+/// for a CSV table).
 fn row_groups(name: &str) -> Option<Arc<[u64]>> {
     let table = ROW_GROUPS.lock().unwrap_or_else(|e| e.into_inner());
     table.iter().find(|(n, _)| n == name).map(|(_, s)| s.clone())
@@ -37,6 +44,8 @@ fn row_groups(name: &str) -> Option<Arc<[u64]>> {
 pub enum Place {
     /// A byte offset in a text input.
     Byte(u64),
+    /// A line of a CSV table (from 1), where its row starts.
+    Line(u64),
     /// A row of a Parquet file: the row group, the row in it and in the
     /// file (all from 0).
     Row {
@@ -54,6 +63,7 @@ impl Place {
     /// in the input named `name`.
     pub fn of(name: &str, offset: u64) -> Place {
         match row_groups(name) {
+            Some(starts) if starts.is_empty() => Place::Line(offset),
             Some(starts) => {
                 let group = starts.partition_point(|&s| s <= offset).saturating_sub(1);
                 let first = starts.get(group).copied().unwrap_or(0);
@@ -68,6 +78,7 @@ impl std::fmt::Display for Place {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Place::Byte(b) => write!(f, "byte {b}"),
+            Place::Line(n) => write!(f, "line {n}"),
             Place::Row { group, row, in_file } => {
                 write!(f, "row group {group}, row {row} (row {in_file} of the file)")
             }
@@ -98,5 +109,7 @@ mod tests {
             "row group 2, row 500 (row 2500 of the file)"
         );
         assert_eq!(describe("place-test.pgn", 2500), "byte 2500");
+        register_lines("place-test.csv");
+        assert_eq!(describe("place-test.csv", 17), "line 17");
     }
 }

@@ -31,8 +31,9 @@ use parquet::arrow::{
 use crate::{
     chess::{position::Position, types::Color},
     io::{
-        parquet::{Kind, integer_at, readable, row_group_starts, text_at},
+        parquet::{integer_at, readable, row_group_starts, text_at},
         place,
+        table::Kind,
     },
     record::{
         format::{Alternatives, GameRecord, Label, MAX_PV, PackedBoard, Pv, move_index},

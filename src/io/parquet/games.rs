@@ -1,14 +1,18 @@
-//! `Lichess/standard-chess-games`: one game a row, read as PGN.
+//! Tables of games: one game a row, read as PGN. Lichess's
+//! `standard-chess-games` is one; so is any table whose moves are in a
+//! column of one of the names [`MOVES_COLUMNS`] lists (pandas' and
+//! pyarrow's tables of `pgn`, `moves`, `uci`...).
 //!
-//! Each row becomes the PGN text of its game: a tag for each column kibitz
-//! reads that the row holds (a null column, or one the file lacks, is no
-//! tag; `Date` is `UTCDate`'s day, there is no `Round`), then `movetext`,
-//! the moves as the monthly PGN dumps write them. Only `movetext` is
-//! required. The columns no part of kibitz reads (`UTCTime`, the rating
-//! differences, `ECO`, `Opening`) are not decoded at all: a column
-//! projection is what makes Parquet quick to read. The text goes through the same reader as a PGN file's, so a
-//! game reads the same from either source; the games' places are their
-//! rows (see [`crate::io::place`]).
+//! Each row becomes the PGN text of its game: a tag for each column of
+//! [`TAG_COLUMNS`] that the row holds (a null column, or one the file
+//! lacks, is no tag; names are matched ignoring case, `_` and `-`), then
+//! the moves cell. A cell may hold movetext with or without move numbers,
+//! UCI moves, or a whole game with its tags, which then win over the
+//! columns'. The columns no part of kibitz reads are not decoded at all: a
+//! column projection is what makes Parquet quick to read. The text goes
+//! through the same reader as a PGN file's, so a game reads the same from
+//! either source; the games' places are their rows (see
+//! [`crate::io::place`]).
 //!
 //! Work is cut into units of at most [`UNIT_ROWS`] rows of one row group,
 //! decoded a window at a time in parallel, and handed on in order as
@@ -29,30 +33,11 @@ use parquet::arrow::{
 };
 use rayon::prelude::*;
 
-use super::{Kind, push_cell, readable};
-use crate::io::filter::{GameFilter, GameTags, Verdict};
-
-/// The columns of the dataset that become tags (those kibitz reads: the
-/// records' tags and ratings, the game filters'), in the order the monthly
-/// PGN dumps write them, with how each is read. `UTCDate` also gives
-/// `Date`.
-pub const TAG_COLUMNS: [(&str, Kind); 12] = [
-    ("Event", Kind::Text),
-    ("Site", Kind::Text),
-    ("White", Kind::Text),
-    ("Black", Kind::Text),
-    ("Result", Kind::Text),
-    ("UTCDate", Kind::Date),
-    ("WhiteElo", Kind::Integer),
-    ("BlackElo", Kind::Integer),
-    ("WhiteTitle", Kind::Text),
-    ("BlackTitle", Kind::Text),
-    ("TimeControl", Kind::Text),
-    ("Termination", Kind::Text),
-];
-
-/// The column that holds the moves.
-pub const MOVETEXT: &str = "movetext";
+use super::{push_cell, readable};
+use crate::io::{
+    filter::GameFilter,
+    table::{Cells, Kind, MOVES_COLUMNS, RowWriter, TAG_COLUMNS, normalize},
+};
 
 /// The most rows decoded as one unit of work: a row group of more is read
 /// a part at a time, so a file of huge row groups stays in bounded memory.
@@ -66,23 +51,35 @@ const BATCH_ROWS: usize = 1024;
 pub struct GameColumns {
     /// The tag columns, as [`TAG_COLUMNS`] lists them.
     tags: [Option<usize>; TAG_COLUMNS.len()],
-    /// `movetext`.
+    /// The moves column.
     movetext: usize,
     /// The projection of those columns.
     mask: ProjectionMask,
 }
 
 impl GameColumns {
-    /// Finds the columns in a file's schema; an error names a missing
-    /// `movetext` or a column of a type that cannot be read.
-    pub fn find(meta: &ArrowReaderMetadata) -> Result<GameColumns, String> {
+    /// Finds the columns in a file's schema: the moves column `moves`
+    /// names, or else the first of [`MOVES_COLUMNS`]; an error names the
+    /// columns the file has and those looked for, or a column of a type
+    /// that cannot be read.
+    pub fn find(meta: &ArrowReaderMetadata, moves: Option<&str>) -> Result<GameColumns, String> {
         let schema = meta.schema();
-        let index = |name: &str| schema.fields().iter().position(|f| f.name() == name);
-        let movetext = index(MOVETEXT).ok_or_else(|| {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let names: Vec<String> = schema.fields().iter().map(|f| normalize(f.name())).collect();
+        let index = |name: &str| names.iter().position(|n| n == name);
+        let wanted: Vec<String> = match moves {
+            Some(m) => vec![normalize(m)],
+            None => MOVES_COLUMNS.iter().map(|m| m.to_string()).collect(),
+        };
+        let movetext = wanted.iter().find_map(|w| index(w)).ok_or_else(|| {
+            let have: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+            let looked = match moves {
+                Some(m) => format!("`{m}`, the column --moves-column names"),
+                None => format!("one of {}", MOVES_COLUMNS.join(", ")),
+            };
             format!(
-                "no column `{MOVETEXT}`, which holds the moves (the file's columns: {})",
-                names.join(", ")
+                "no column of moves: looked for {looked}, ignoring case, `_` and `-` (the file's \
+                 columns: {})",
+                have.join(", ")
             )
         })?;
         let check = |i: usize, kind: Kind| {
@@ -99,9 +96,12 @@ impl GameColumns {
         };
         check(movetext, Kind::Text)?;
         let mut tags = [None; TAG_COLUMNS.len()];
-        for (slot, (name, kind)) in tags.iter_mut().zip(TAG_COLUMNS) {
-            if let Some(i) = index(name) {
-                check(i, kind)?;
+        for (slot, column) in tags.iter_mut().zip(TAG_COLUMNS) {
+            if let Some(i) = column.names.iter().find_map(|n| index(n)) {
+                if i == movetext {
+                    continue;
+                }
+                check(i, column.kind)?;
                 *slot = Some(i);
             }
         }
@@ -194,15 +194,16 @@ fn decode_unit(
         let column = |i: usize| batch_column(&batch, schema.field(i).name());
         let tags: Vec<Option<&dyn Array>> =
             columns.tags.iter().map(|c| c.and_then(column)).collect();
-        let movetext =
-            column(columns.movetext).ok_or_else(|| format!("no column `{MOVETEXT}` in a batch"))?;
+        let movetext = column(columns.movetext)
+            .ok_or_else(|| "the moves column is missing from a batch".to_string())?;
         for i in 0..batch.num_rows() {
+            let cells = ArrowCells { tags: &tags, movetext, i };
             let start = piece.text.len();
             if start > u32::MAX as usize / 2 {
                 return Err("a row group's text is too large".into());
             }
             piece.places.push((start as u32, row));
-            writer.row(&tags, movetext, i, &mut piece.text);
+            writer.row(&cells, &mut piece.text);
             row += 1;
             if piece.text.len() >= target {
                 pieces.push(std::mem::take(&mut piece));
@@ -220,128 +221,24 @@ fn batch_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a dyn Array>
     batch.column_by_name(name).map(|a| a.as_ref())
 }
 
-/// Writes rows as PGN games, checking the filters on the tag columns.
-struct RowWriter<'f> {
-    filter: Option<&'f GameFilter>,
-    /// Where each tag's value stands in the text of the row in hand.
-    values: [Option<(usize, usize)>; TAG_COLUMNS.len()],
+/// Row `i` of a batch, its columns as a games file's are found.
+struct ArrowCells<'a> {
+    tags: &'a [Option<&'a dyn Array>],
+    movetext: &'a dyn Array,
+    i: usize,
 }
 
-/// Indices in [`TAG_COLUMNS`] of the tags the filters read.
-const RESULT: usize = 4;
-const UTC_DATE: usize = 5;
-const WHITE_ELO: usize = 6;
-const BLACK_ELO: usize = 7;
-const WHITE_TITLE: usize = 8;
-const BLACK_TITLE: usize = 9;
-const TIME_CONTROL: usize = 10;
-const TERMINATION: usize = 11;
-
-impl<'f> RowWriter<'f> {
-    fn new(filter: Option<&'f GameFilter>) -> RowWriter<'f> {
-        RowWriter { filter: filter.filter(|f| !f.is_empty()), values: [None; TAG_COLUMNS.len()] }
+impl Cells for ArrowCells<'_> {
+    fn has(&self, k: usize) -> bool {
+        self.tags[k].is_some()
     }
 
-    /// Writes row `i` as a game: its tags, then (when it passes the
-    /// filters) its moves.
-    fn row(
-        &mut self,
-        tags: &[Option<&dyn Array>],
-        movetext: &dyn Array,
-        i: usize,
-        out: &mut Vec<u8>,
-    ) {
-        self.values = [None; TAG_COLUMNS.len()];
-        for (k, ((name, kind), column)) in TAG_COLUMNS.iter().zip(tags).enumerate() {
-            let Some(column) = column else { continue };
-            if k == UTC_DATE {
-                // `Date` first, as the dumps write it: the same day.
-                let at = out.len();
-                out.extend_from_slice(b"[Date \"");
-                let from = out.len();
-                if push_cell(*column, i, *kind, out) {
-                    let to = out.len();
-                    out.extend_from_slice(b"\"]\n");
-                    out.extend_from_slice(b"[UTCDate \"");
-                    let v = out.len();
-                    out.extend_from_within(from..to);
-                    self.values[k] = Some((v, out.len()));
-                    out.extend_from_slice(b"\"]\n");
-                } else {
-                    out.truncate(at);
-                }
-                continue;
-            }
-            let at = out.len();
-            out.push(b'[');
-            out.extend_from_slice(name.as_bytes());
-            out.extend_from_slice(b" \"");
-            let from = out.len();
-            if !push_cell(*column, i, *kind, out) {
-                out.truncate(at);
-                continue;
-            }
-            escape_from(out, from);
-            self.values[k] = Some((from, out.len()));
-            out.extend_from_slice(b"\"]\n");
-        }
-        out.push(b'\n');
-        if self.passes(out) {
-            let from = out.len();
-            if push_cell(movetext, i, Kind::Text, out) {
-                // One game a row: a line break in the moves could start
-                // another game's tags.
-                for b in &mut out[from..] {
-                    if *b == b'\n' || *b == b'\r' {
-                        *b = b' ';
-                    }
-                }
-            }
-            out.push(b'\n');
-        } else {
-            // The tags alone, closed by an unknown result: a game of no
-            // moves (the next row's tags would otherwise continue these).
-            out.extend_from_slice(b"*\n");
-        }
-        out.push(b'\n');
+    fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
+        self.tags[k].is_some_and(|a| push_cell(a, self.i, kind, out))
     }
 
-    /// Whether the row just written passes the filters (always, without
-    /// filters; a row whose filter needs a result its `Result` column
-    /// lacks is passed on whole, so its moves can give it).
-    fn passes(&self, text: &[u8]) -> bool {
-        let Some(filter) = self.filter else { return true };
-        let value = |k: usize| self.values[k].map(|(a, b)| &text[a..b]);
-        if !filter.results.is_empty() && value(RESULT).is_none() {
-            return true;
-        }
-        let tags = GameTags {
-            white_elo: value(WHITE_ELO),
-            black_elo: value(BLACK_ELO),
-            time_control: value(TIME_CONTROL),
-            date: value(UTC_DATE),
-            termination: value(TERMINATION),
-            result: value(RESULT),
-            white_title: value(WHITE_TITLE),
-            black_title: value(BLACK_TITLE),
-        };
-        filter.check(&tags) == Verdict::Keep
-    }
-}
-
-/// Escapes a tag value written from `from` to the end of `out`: `\` and
-/// `"` get a backslash, line breaks become spaces.
-fn escape_from(out: &mut Vec<u8>, from: usize) {
-    if !out[from..].iter().any(|&b| matches!(b, b'\\' | b'"' | b'\n' | b'\r')) {
-        return;
-    }
-    let value = out.split_off(from);
-    for b in value {
-        match b {
-            b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
-            b'\n' | b'\r' => out.push(b' '),
-            _ => out.push(b),
-        }
+    fn moves(&self, out: &mut Vec<u8>) -> bool {
+        push_cell(self.movetext, self.i, Kind::Text, out)
     }
 }
 
@@ -356,10 +253,11 @@ pub struct GamesFile {
 }
 
 impl GamesFile {
-    /// Opens a games file from its bytes.
-    pub fn open(bytes: Bytes) -> Result<GamesFile, String> {
+    /// Opens a games file from its bytes; `moves` names its moves column
+    /// (else the first of [`MOVES_COLUMNS`] it has).
+    pub fn open(bytes: Bytes, moves: Option<&str>) -> Result<GamesFile, String> {
         let meta = super::open_metadata(&bytes)?;
-        let columns = Arc::new(GameColumns::find(&meta)?);
+        let columns = Arc::new(GameColumns::find(&meta, moves)?);
         Ok(GamesFile { bytes, meta, columns })
     }
 

@@ -1,9 +1,10 @@
 //! Parquet: Lichess's datasets read as kibitz's inputs, and the tables
 //! kibitz writes.
 //!
-//! * [`games`]: `Lichess/standard-chess-games` (one game a row, its tags
-//!   in columns and its moves in `movetext`) read as PGN games, row group
-//!   by row group, in parallel and in bounded memory.
+//! * [`games`]: tables of games (`Lichess/standard-chess-games`, one game
+//!   a row, its tags in columns and its moves in `movetext`; or another
+//!   pipeline's, its moves in `pgn`, `moves`, `uci`...) read as PGN games,
+//!   row group by row group, in parallel and in bounded memory.
 //! * `Lichess/chess-position-evaluations` (one principal variation a row)
 //!   is recognised here ([`is_evals`]) and read as labelled positions by
 //!   `record::lichess_evals`, with the helpers below.
@@ -27,7 +28,7 @@ use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 
-use crate::io::mapguard::GuardedMap;
+use crate::io::{mapguard::GuardedMap, table::Kind};
 
 /// A memory map as the bytes the Parquet reader reads: pages are decoded
 /// straight from the map, nothing is copied first.
@@ -80,17 +81,6 @@ pub(crate) fn row_group_starts(meta: &ArrowReaderMetadata) -> Vec<u64> {
     starts
 }
 
-/// What a column's values are read as.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
-    /// Text.
-    Text,
-    /// A whole number.
-    Integer,
-    /// A day (PGN's `YYYY.MM.DD`).
-    Date,
-}
-
 /// Whether values of type `t` can be read as `kind`.
 pub(crate) fn readable(t: &DataType, kind: Kind) -> bool {
     use DataType as D;
@@ -99,6 +89,8 @@ pub(crate) fn readable(t: &DataType, kind: Kind) -> bool {
         D::Utf8 | D::LargeUtf8 | D::Utf8View => true,
         D::Int8 | D::Int16 | D::Int32 | D::Int64 => kind != Kind::Date,
         D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => kind != Kind::Date,
+        // pandas writes an integer column with missing values as floats.
+        D::Float32 | D::Float64 => kind != Kind::Date,
         D::Date32 | D::Date64 => kind == Kind::Date || kind == Kind::Text,
         D::Time32(_) | D::Time64(_) => kind == Kind::Text,
         D::Timestamp(_, _) => kind == Kind::Date || kind == Kind::Text,
@@ -210,6 +202,20 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
                 out.extend_from_slice(v.to_string().as_bytes())
             }
         },
+        D::Float32 | D::Float64 => {
+            let v = match a.data_type() {
+                D::Float32 => f64::from(a.as_primitive::<Float32Type>().value(i)),
+                _ => a.as_primitive::<Float64Type>().value(i),
+            };
+            if !v.is_finite() {
+                return false;
+            }
+            if v.fract() == 0.0 && v.abs() < 9.0e15 {
+                push_int(out, v as i64);
+            } else {
+                out.extend_from_slice(v.to_string().as_bytes());
+            }
+        }
         D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
         D::Date64 => push_date(out, a.as_primitive::<Date64Type>().value(i).div_euclid(86_400_000)),
         D::Time32(TimeUnit::Second) => {

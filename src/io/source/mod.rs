@@ -83,11 +83,9 @@ struct InputReader<'a, 'b> {
     config: ChunkConfig,
     emit: &'a mut Emit<'b>,
     stopped: bool,
-    /// The run's game filters (used by Parquet inputs).
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    /// The run's game filters (used by tables: Parquet and CSV inputs).
     filter: Option<&'a GameFilter>,
     /// The input's name in messages.
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     name: String,
 }
 
@@ -122,6 +120,15 @@ pub fn release_behind(map: &Mmap, released: &mut usize, upto: usize) {
         };
     }
     *released = (*released).max(end);
+}
+
+/// The first 64 KiB of text of a zstd file (less if it decodes to less or
+/// breaks): enough to tell a table from PGN or EPD.
+fn zstd_head(map: &[u8]) -> Option<Vec<u8>> {
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(map).ok()?;
+    let mut head = Vec::new();
+    let _ = decoder.by_ref().take(1 << 16).read_to_end(&mut head);
+    Some(head)
 }
 
 /// A reader that counts the bytes it hands out.
@@ -254,6 +261,19 @@ impl InputReader<'_, '_> {
         let compression = Compression::detect(map);
         match compression {
             Compression::Plain => {
+                if format.is_none()
+                    && let Some(sep) = crate::io::csv::sniff(&map[..map.len().min(1 << 16)])
+                {
+                    let start = InputEvent::Start {
+                        file,
+                        size: Some(size),
+                        compression,
+                        format: Format::Pgn,
+                    };
+                    self.send(start);
+                    let text = self.csv(&map[..], sep, &|| size);
+                    return (size, text);
+                }
                 let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
                 self.send(InputEvent::Start { file, size: Some(size), compression, format });
                 if let Some(why) = binary_at(map) {
@@ -313,6 +333,25 @@ impl InputReader<'_, '_> {
                 (size, len as u64)
             }
             Compression::Zstd => {
+                if format.is_none()
+                    && zstd_head(map).is_some_and(|h| crate::io::csv::sniff(&h).is_some())
+                {
+                    // A table: read as a stream (the CSV reader is not
+                    // split at game boundaries).
+                    let count = Arc::new(std::sync::atomic::AtomicU64::new(0));
+                    let counting = MappedReader { map, pos: 0, released: 0, count: count.clone() };
+                    return match zstd::stream::read::Decoder::with_buffer(BufReader::new(counting))
+                    {
+                        Ok(d) => {
+                            let out = self.split_stream(d, Some(size), compression, None, &count);
+                            (count.load(std::sync::atomic::Ordering::Relaxed), out)
+                        }
+                        Err(e) => {
+                            self.error(Some(0), format!("cannot start zstd decoding: {e}"));
+                            (0, 0)
+                        }
+                    };
+                }
                 let (frames, data_frames) = zstd_frames(map);
                 if data_frames > 1 && frames.iter().all(|r| r.len() <= MAX_PARALLEL_FRAME) {
                     self.zstd_frames(map, &frames, format)
@@ -351,7 +390,7 @@ impl InputReader<'_, '_> {
             format: Format::Pgn,
         };
         self.send(start);
-        let games = match GamesFile::open(map_bytes(map.clone())) {
+        let games = match GamesFile::open(map_bytes(map.clone()), None) {
             Ok(g) => g,
             Err(e) => {
                 self.error(None, e);
@@ -406,6 +445,105 @@ impl InputReader<'_, '_> {
             }
         }
         (size, text)
+    }
+
+    /// A CSV (or TSV) table of games, separated by `sep`: its rows as PGN
+    /// games, placed by their lines, handed on in chunks. `input_pos` says
+    /// how far into the input the reading is (for progress). Returns the
+    /// bytes of PGN text made.
+    fn csv<R: Read>(&mut self, reader: R, sep: u8, input_pos: &dyn Fn() -> u64) -> u64 {
+        use crate::io::{
+            csv::{CsvCells, CsvColumns},
+            table::RowWriter,
+        };
+        let file = self.file;
+        let mut table = ::csv::ReaderBuilder::new()
+            .delimiter(sep)
+            .flexible(true)
+            .has_headers(true)
+            .from_reader(reader);
+        let columns = match table.byte_headers() {
+            Ok(h) => CsvColumns::find(h, None),
+            Err(e) => Err(format!("the CSV header cannot be read: {e}")),
+        };
+        let columns = match columns {
+            Ok(c) => c,
+            Err(e) => {
+                self.error(None, e);
+                return 0;
+            }
+        };
+        crate::io::place::register_lines(&self.name);
+        let mut writer = RowWriter::new(self.filter);
+        let mut record = ::csv::ByteRecord::new();
+        let mut text = Vec::new();
+        let mut places: Vec<(u32, u64)> = Vec::new();
+        let mut total = 0u64;
+        loop {
+            if self.stopped {
+                break;
+            }
+            let line = table.position().line();
+            match table.read_byte_record(&mut record) {
+                Ok(false) => break,
+                Ok(true) => {}
+                Err(e) if matches!(e.kind(), ::csv::ErrorKind::Io(_)) => {
+                    // The input itself broke (a compressed stream cut
+                    // short): what was read is handed on below.
+                    self.error(Some(line), format!("line {line}: {e}: the rest is not read"));
+                    break;
+                }
+                Err(e) => {
+                    // The reader goes on at the next record.
+                    self.error(Some(line), format!("line {line}: {e}: row skipped"));
+                    continue;
+                }
+            }
+            let line = record.position().map_or(line, |p| p.line());
+            if record.as_slice().len() > self.config.max_game {
+                self.error(
+                    Some(line),
+                    format!(
+                        "line {line}: a row longer than {} MiB: skipped",
+                        self.config.max_game >> 20
+                    ),
+                );
+                continue;
+            }
+            places.push((text.len() as u32, line));
+            writer.row(&CsvCells { record: &record, columns: &columns }, &mut text);
+            if text.len() >= self.config.target || text.len() > u32::MAX as usize / 2 {
+                total += text.len() as u64;
+                if total > self.config.max_text {
+                    self.error(None, max_bytes_message(self.config.max_text));
+                    return total - text.len() as u64;
+                }
+                let offset = places[0].1;
+                self.send(InputEvent::Chunk(Chunk {
+                    file,
+                    format: Format::Pgn,
+                    offset,
+                    input_pos: input_pos(),
+                    data: ChunkData::Owned(std::mem::take(&mut text)),
+                    first_game: 0,
+                    places: Some(std::mem::take(&mut places).into()),
+                }));
+            }
+        }
+        if !places.is_empty() && !self.stopped {
+            total += text.len() as u64;
+            let offset = places[0].1;
+            self.send(InputEvent::Chunk(Chunk {
+                file,
+                format: Format::Pgn,
+                offset,
+                input_pos: input_pos(),
+                data: ChunkData::Owned(text),
+                first_game: 0,
+                places: Some(places.into()),
+            }));
+        }
+        total
     }
 
     /// Without Parquet support: the file is refused with the reason.
@@ -516,6 +654,14 @@ impl InputReader<'_, '_> {
             };
             let data = &buf[..n];
             if let Some((size, compression, format)) = pending_start.take() {
+                if format.is_none()
+                    && let Some(sep) = crate::io::csv::sniff(data)
+                {
+                    self.send(InputEvent::Start { file, size, compression, format: Format::Pgn });
+                    let head = io::Cursor::new(data.to_vec());
+                    let load = || count.load(std::sync::atomic::Ordering::Relaxed);
+                    return self.csv(head.chain(reader), sep, &load);
+                }
                 let format = format.unwrap_or_else(|| sniff_format(data));
                 self.send(InputEvent::Start { file, size, compression, format });
                 if let Some(why) = binary_at(data) {

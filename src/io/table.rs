@@ -1,0 +1,310 @@
+//! Tables of games, whatever they are stored in (Parquet, CSV): which
+//! columns carry what, by their names, and a row written as the PGN text
+//! of its game, so that it goes through the same reader as a PGN file's.
+
+use crate::io::filter::{GameFilter, GameTags, Verdict};
+
+/// What a column's values are read as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// Text.
+    Text,
+    /// A whole number.
+    Integer,
+    /// A day (PGN's `YYYY.MM.DD`).
+    Date,
+}
+
+/// A tag a column carries: the tag, how the column's values are read, and
+/// the column names that carry it, as [`normalize`] writes them (so
+/// `WhiteElo`, `white_elo` and `white-elo` are one name).
+#[derive(Clone, Copy, Debug)]
+pub struct TagColumn {
+    /// The PGN tag.
+    pub tag: &'static str,
+    /// How the column's values are read.
+    pub kind: Kind,
+    /// The column names that carry it, normalised.
+    pub names: &'static [&'static str],
+}
+
+const fn tag(tag: &'static str, kind: Kind, names: &'static [&'static str]) -> TagColumn {
+    TagColumn { tag, kind, names }
+}
+
+/// The columns that become tags: Lichess's dataset's names (those kibitz
+/// reads: the records' tags and ratings, the game filters') and the
+/// variants other pipelines write, in the order the PGN dumps write the
+/// tags. `UTCDate` also gives `Date` when the table has no date column of
+/// its own. A lone `elo` (or `rating`) column is the game's `Elo` tag,
+/// given to neither player; a `fen` column is the game's start position.
+/// The columns no part of kibitz reads (Lichess's `UTCTime`, the rating
+/// differences, `ECO`, `Opening`) are not decoded at all: a column
+/// projection is what makes Parquet quick to read.
+pub const TAG_COLUMNS: [TagColumn; 16] = [
+    tag("Event", Kind::Text, &["event"]),
+    tag("Site", Kind::Text, &["site"]),
+    tag("Date", Kind::Date, &["date"]),
+    tag("Round", Kind::Text, &["round"]),
+    tag("White", Kind::Text, &["white", "whiteplayer", "whitename"]),
+    tag("Black", Kind::Text, &["black", "blackplayer", "blackname"]),
+    tag("Result", Kind::Text, &["result"]),
+    tag("UTCDate", Kind::Date, &["utcdate"]),
+    tag("WhiteElo", Kind::Integer, &["whiteelo", "whiterating"]),
+    tag("BlackElo", Kind::Integer, &["blackelo", "blackrating"]),
+    tag("WhiteTitle", Kind::Text, &["whitetitle"]),
+    tag("BlackTitle", Kind::Text, &["blacktitle"]),
+    tag("TimeControl", Kind::Text, &["timecontrol"]),
+    tag("Termination", Kind::Text, &["termination"]),
+    tag("Elo", Kind::Integer, &["elo", "rating"]),
+    tag("FEN", Kind::Text, &["fen", "startfen", "startposition"]),
+];
+
+/// The columns that may hold a game's moves, in the order they are looked
+/// for (normalised): the first the table has is read. A cell holds
+/// movetext with or without move numbers, SAN or UCI moves, or a whole
+/// PGN game with its tags (which then win over the other columns').
+pub const MOVES_COLUMNS: [&str; 6] = ["movetext", "pgn", "moves", "san", "game", "uci"];
+
+/// A column name as it is matched: lower case, without `_`, `-`, spaces
+/// and dots.
+pub fn normalize(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '_' | '-' | ' ' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// A row of a table as [`RowWriter`] reads it: its tag cells by their
+/// index in [`TAG_COLUMNS`], and its moves cell.
+pub trait Cells {
+    /// Whether the table has the column of tag `k`.
+    fn has(&self, k: usize) -> bool;
+    /// Appends the cell of tag `k`, read as `kind`; `false`, appending
+    /// nothing, for a null, an empty cell or a column the table lacks.
+    fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool;
+    /// Appends the moves cell; `false` for a null.
+    fn moves(&self, out: &mut Vec<u8>) -> bool;
+}
+
+/// Writes rows as PGN games, checking the filters on the tag columns.
+pub struct RowWriter<'f> {
+    filter: Option<&'f GameFilter>,
+    /// Where each tag's value stands in the text of the row in hand.
+    values: [Option<(usize, usize)>; TAG_COLUMNS.len()],
+    /// The row's moves cell.
+    moves: Vec<u8>,
+}
+
+/// Indices in [`TAG_COLUMNS`] of the tags the filters read, and of those
+/// written with another.
+const DATE: usize = 2;
+const RESULT: usize = 6;
+const UTC_DATE: usize = 7;
+const WHITE_ELO: usize = 8;
+const BLACK_ELO: usize = 9;
+const WHITE_TITLE: usize = 10;
+const BLACK_TITLE: usize = 11;
+const TIME_CONTROL: usize = 12;
+const TERMINATION: usize = 13;
+const FEN: usize = 15;
+
+impl<'f> RowWriter<'f> {
+    /// A writer that checks `filter` (if any) on each row's tag cells.
+    pub fn new(filter: Option<&'f GameFilter>) -> RowWriter<'f> {
+        RowWriter {
+            filter: filter.filter(|f| !f.is_empty()),
+            values: [None; TAG_COLUMNS.len()],
+            moves: Vec::new(),
+        }
+    }
+
+    /// Writes a row as a game: its tags, then (when it passes the
+    /// filters) its moves. A moves cell that holds a whole game (its tags
+    /// first) is written with its own tags, then the columns' tags it
+    /// lacks.
+    pub fn row(&mut self, cells: &impl Cells, out: &mut Vec<u8>) {
+        self.values = [None; TAG_COLUMNS.len()];
+        self.moves.clear();
+        let has_moves = cells.moves(&mut self.moves);
+        let (cell_tags, moves_from) = if has_moves { split_tags(&self.moves) } else { (0, 0) };
+        let row_start = out.len();
+        if cell_tags > 0 {
+            // The cell's tags, a line each.
+            for (name, value) in tag_pairs(&self.moves[..moves_from]) {
+                out.push(b'[');
+                out.extend_from_slice(name);
+                out.extend_from_slice(b" \"");
+                out.extend_from_slice(value);
+                out.extend_from_slice(b"\"]\n");
+            }
+        }
+        let cell_tag_end = out.len();
+        let in_cell = |out: &[u8], tag: &str| {
+            tag_pairs(&out[row_start..cell_tag_end]).any(|(n, _)| n == tag.as_bytes())
+        };
+        let has_date_column = cells.has(DATE);
+        for (k, column) in TAG_COLUMNS.iter().enumerate() {
+            if !cells.has(k) {
+                continue;
+            }
+            if cell_tags > 0 && in_cell(out, column.tag) {
+                continue;
+            }
+            if k == UTC_DATE && !has_date_column && !(cell_tags > 0 && in_cell(out, "Date")) {
+                // `Date` first, as the dumps write it: the same day.
+                let at = out.len();
+                out.extend_from_slice(b"[Date \"");
+                let from = out.len();
+                if cells.tag(k, column.kind, out) {
+                    let to = out.len();
+                    out.extend_from_slice(b"\"]\n");
+                    out.extend_from_slice(b"[UTCDate \"");
+                    let v = out.len();
+                    out.extend_from_within(from..to);
+                    self.values[k] = Some((v, out.len()));
+                    out.extend_from_slice(b"\"]\n");
+                } else {
+                    out.truncate(at);
+                }
+                continue;
+            }
+            let at = out.len();
+            out.push(b'[');
+            out.extend_from_slice(column.tag.as_bytes());
+            out.extend_from_slice(b" \"");
+            let from = out.len();
+            if !cells.tag(k, column.kind, out) {
+                out.truncate(at);
+                continue;
+            }
+            escape_from(out, from);
+            self.values[k] = Some((from, out.len()));
+            out.extend_from_slice(b"\"]\n");
+            if k == FEN && !(cell_tags > 0 && in_cell(out, "SetUp")) {
+                out.extend_from_slice(b"[SetUp \"1\"]\n");
+            }
+        }
+        out.push(b'\n');
+        // A row whose cell carries tags is passed on whole: the reader's
+        // filters see all of its tags.
+        if cell_tags > 0 || self.passes(out) {
+            let from = out.len();
+            out.extend_from_slice(&self.moves[moves_from..]);
+            // One game a row: a line break in the moves could start
+            // another game's tags.
+            for b in &mut out[from..] {
+                if *b == b'\n' || *b == b'\r' {
+                    *b = b' ';
+                }
+            }
+            out.push(b'\n');
+        } else {
+            // The tags alone, closed by an unknown result: a game of no
+            // moves (the next row's tags would otherwise continue these).
+            out.extend_from_slice(b"*\n");
+        }
+        out.push(b'\n');
+    }
+
+    /// Whether the row just written passes the filters (always, without
+    /// filters; a row whose filter needs a result its `Result` column
+    /// lacks is passed on whole, so its moves can give it).
+    fn passes(&self, text: &[u8]) -> bool {
+        let Some(filter) = self.filter else { return true };
+        let value = |k: usize| self.values[k].map(|(a, b)| &text[a..b]);
+        if !filter.results.is_empty() && value(RESULT).is_none() {
+            return true;
+        }
+        let tags = GameTags {
+            white_elo: value(WHITE_ELO),
+            black_elo: value(BLACK_ELO),
+            time_control: value(TIME_CONTROL),
+            date: value(UTC_DATE).or_else(|| value(DATE)),
+            termination: value(TERMINATION),
+            result: value(RESULT),
+            white_title: value(WHITE_TITLE),
+            black_title: value(BLACK_TITLE),
+        };
+        filter.check(&tags) == Verdict::Keep
+    }
+}
+
+/// The tag pairs at the start of a moves cell that holds a whole game:
+/// how many, and where its moves start (0 and 0 for a cell of moves
+/// alone). A tag pair is `[Name "value"]`, the value's `\"` and `\\`
+/// escaped, whitespace of any kind around it.
+fn split_tags(cell: &[u8]) -> (usize, usize) {
+    let mut count = 0;
+    let mut at = 0;
+    loop {
+        let start = at + cell[at..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        match tag_end(&cell[start..]) {
+            Some(len) => {
+                count += 1;
+                at = start + len;
+            }
+            None => return if count == 0 { (0, 0) } else { (count, at) },
+        }
+    }
+}
+
+/// The length of the tag pair `text` starts with, if it starts with one.
+fn tag_end(text: &[u8]) -> Option<usize> {
+    let rest = text.strip_prefix(b"[")?;
+    let name = rest.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+    if name == 0 {
+        return None;
+    }
+    let mut i = 1 + name;
+    i += text[i..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    if text.get(i) != Some(&b'"') {
+        return None;
+    }
+    i += 1;
+    while i < text.len() {
+        match text[i] {
+            b'\\' => i += 2,
+            b'"' => break,
+            b'\n' | b'\r' => return None,
+            _ => i += 1,
+        }
+    }
+    if text.get(i) != Some(&b'"') {
+        return None;
+    }
+    i += 1;
+    i += text[i..].iter().take_while(|b| **b == b' ' || **b == b'\t').count();
+    (text.get(i) == Some(&b']')).then_some(i + 1)
+}
+
+/// The (name, escaped value) of each tag pair of a run of them.
+fn tag_pairs(text: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let start = at + text[at..].iter().take_while(|b| b.is_ascii_whitespace()).count();
+        let len = tag_end(&text[start..])?;
+        at = start + len;
+        let pair = &text[start + 1..start + len - 1];
+        let name_len = pair.iter().take_while(|b| b.is_ascii_alphanumeric() || **b == b'_').count();
+        let q1 = pair.iter().position(|&b| b == b'"')?;
+        let q2 = pair.iter().rposition(|&b| b == b'"')?;
+        Some((&pair[..name_len], &pair[q1 + 1..q2]))
+    })
+}
+
+/// Escapes a tag value written from `from` to the end of `out`: `\` and
+/// `"` get a backslash, line breaks become spaces.
+fn escape_from(out: &mut Vec<u8>, from: usize) {
+    if !out[from..].iter().any(|&b| matches!(b, b'\\' | b'"' | b'\n' | b'\r')) {
+        return;
+    }
+    let value = out.split_off(from);
+    for b in value {
+        match b {
+            b'\\' | b'"' => out.extend_from_slice(&[b'\\', b]),
+            b'\n' | b'\r' => out.push(b' '),
+            _ => out.push(b),
+        }
+    }
+}
