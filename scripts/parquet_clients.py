@@ -6,8 +6,9 @@
    lichess_parquet.py), with snappy and with zstd, in row groups of 1,000
    and of 37, with an extra column; the games it holds are also written as
    PGN. kibitz must read both alike: `replay`'s counts, and `annotate`'s
-   labels exported as JSON lines, equal. A file without `movetext` must be
-   refused with an error that names it.
+   labels exported as JSON lines, equal. A file without `movetext` (or
+   another moves column) must be refused with an error that names the
+   columns looked for.
 2. Outputs: a Lichess database annotated with `--preset analysis`,
    exported with `export --format parquet` and summed up with `report
    --parquet`; DuckDB, polars, pandas and pyarrow read every file, and
@@ -133,8 +134,9 @@ def inputs(kibitz, shared, work, conv):
     missing = os.path.join(work, "no-movetext.parquet")
     write_games(conv, lichess, missing, drop="movetext", max_games=20)
     p = run(kibitz, "replay", missing, check_code=False)
-    check("a file without movetext: the error names it",
-          "no column `movetext`" in p.stderr and p.returncode != 0, True)
+    check("a file without movetext: the error names the moves columns looked for",
+          "no column of moves: looked for one of movetext" in p.stderr and p.returncode != 0,
+          True)
 
 
 def stats_queries(kibitz, work, kbz, table):
