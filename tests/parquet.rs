@@ -224,20 +224,28 @@ fn summary_line<'a>(text: &'a str, key: &str) -> &'a str {
     text.lines().find(|l| l.starts_with(key)).unwrap_or_else(|| panic!("no {key} in {text}"))
 }
 
+/// The games written as PGN and read: `replay`'s games and plies lines,
+/// and the JSON lines of their labels at depth 3 (what a table of the same
+/// games must give).
+fn pgn_reference(dir: &TempDir, games: &[Game]) -> (String, String, String) {
+    let pgn = dir.path("games.pgn");
+    write_pgn(games, &pgn);
+    let (code, out, err) = kibitz(&["replay", s(&pgn)]);
+    assert_eq!(code, 0, "{err}");
+    let (pgn_games, pgn_plies) =
+        (summary_line(&out, "games").to_string(), summary_line(&out, "plies").to_string());
+    let (code, _, _) = kibitz(&["annotate", s(&pgn), "--depth", "3", "-o", s(&dir.path("p.kbz"))]);
+    assert_eq!(code, 0);
+    let (_, expected, _) = kibitz(&["export", s(&dir.path("p.kbz")), "--format", "jsonl"]);
+    (pgn_games, pgn_plies, expected)
+}
+
 #[test]
 fn games_read_from_parquet_as_from_pgn() {
     let dir = TempDir::new("parquet-games");
     let games = lichess_games();
-    let pgn = dir.path("games.pgn");
-    write_pgn(&games, &pgn);
-    let (code, out, err) = kibitz(&["replay", s(&pgn)]);
-    assert_eq!(code, 0, "{err}");
-    let pgn_games = summary_line(&out, "games").to_string();
-    let pgn_plies = summary_line(&out, "plies").to_string();
+    let (pgn_games, pgn_plies, expected) = pgn_reference(&dir, &games);
     assert!(pgn_games.starts_with("games     20 "), "{pgn_games}");
-    let (code, _, _) = kibitz(&["annotate", s(&pgn), "--depth", "3", "-o", s(&dir.path("p.kbz"))]);
-    assert_eq!(code, 0);
-    let (_, expected, _) = kibitz(&["export", s(&dir.path("p.kbz")), "--format", "jsonl"]);
     assert!(expected.lines().count() > 100);
     for (name, shape) in [
         ("snappy", Shape::default()),
@@ -429,15 +437,7 @@ fn bare_and_uci(movetext: &str) -> (String, String) {
 fn tables_of_games_with_other_names_read_as_their_pgn() {
     let dir = TempDir::new("parquet-tables");
     let games = lichess_games();
-    let pgn = dir.path("games.pgn");
-    write_pgn(&games, &pgn);
-    let (code, out, err) = kibitz(&["replay", s(&pgn)]);
-    assert_eq!(code, 0, "{err}");
-    let (pgn_games, pgn_plies) =
-        (summary_line(&out, "games").to_string(), summary_line(&out, "plies").to_string());
-    let (code, _, _) = kibitz(&["annotate", s(&pgn), "--depth", "3", "-o", s(&dir.path("p.kbz"))]);
-    assert_eq!(code, 0);
-    let (_, expected, _) = kibitz(&["export", s(&dir.path("p.kbz")), "--format", "jsonl"]);
+    let (pgn_games, pgn_plies, expected) = pgn_reference(&dir, &games);
     let col = |f: &dyn Fn(&Game) -> Option<String>| games.iter().map(f).collect::<Vec<_>>();
     let elo = |g: &Game, tag: &str| g.tag(tag).map(str::to_string);
     // Whole games in a `pgn` cell: their tags come with them.

@@ -126,14 +126,8 @@ impl Cells for CsvCells<'_> {
         true
     }
 
-    fn moves(&self, out: &mut Vec<u8>) -> bool {
-        match self.record.get(self.columns.moves) {
-            Some(cell) => {
-                out.extend_from_slice(cell);
-                true
-            }
-            None => false,
-        }
+    fn moves<'s>(&'s self, _: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+        self.record.get(self.columns.moves)
     }
 }
 

@@ -83,8 +83,9 @@ pub trait Cells {
     /// Appends the cell of tag `k`, read as `kind`; `false`, appending
     /// nothing, for a null, an empty cell or a column the table lacks.
     fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool;
-    /// Appends the moves cell; `false` for a null.
-    fn moves(&self, out: &mut Vec<u8>) -> bool;
+    /// The moves cell: its bytes where the table holds them as they are,
+    /// else written into `scratch`; `None` for a null.
+    fn moves<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]>;
 }
 
 /// Writes rows as PGN games, checking the filters on the tag columns.
@@ -125,13 +126,14 @@ impl<'f> RowWriter<'f> {
     /// lacks.
     pub fn row(&mut self, cells: &impl Cells, out: &mut Vec<u8>) {
         self.values = [None; TAG_COLUMNS.len()];
-        self.moves.clear();
-        let has_moves = cells.moves(&mut self.moves);
-        let (cell_tags, moves_from) = if has_moves { split_tags(&self.moves) } else { (0, 0) };
+        let mut scratch = std::mem::take(&mut self.moves);
+        scratch.clear();
+        let moves = cells.moves(&mut scratch).unwrap_or_default();
+        let (cell_tags, moves_from) = split_tags(moves);
         let row_start = out.len();
         if cell_tags > 0 {
             // The cell's tags, a line each.
-            for (name, value) in tag_pairs(&self.moves[..moves_from]) {
+            for (name, value) in tag_pairs(&moves[..moves_from]) {
                 out.push(b'[');
                 out.extend_from_slice(name);
                 out.extend_from_slice(b" \"");
@@ -190,7 +192,7 @@ impl<'f> RowWriter<'f> {
         // filters see all of its tags.
         if cell_tags > 0 || self.passes(out) {
             let from = out.len();
-            out.extend_from_slice(&self.moves[moves_from..]);
+            out.extend_from_slice(&moves[moves_from..]);
             // One game a row: a line break in the moves could start
             // another game's tags.
             for b in &mut out[from..] {
@@ -205,6 +207,7 @@ impl<'f> RowWriter<'f> {
             out.extend_from_slice(b"*\n");
         }
         out.push(b'\n');
+        self.moves = scratch;
     }
 
     /// Whether the row just written passes the filters (always, without

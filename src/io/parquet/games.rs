@@ -237,8 +237,11 @@ impl Cells for ArrowCells<'_> {
         self.tags[k].is_some_and(|a| push_cell(a, self.i, kind, out))
     }
 
-    fn moves(&self, out: &mut Vec<u8>) -> bool {
-        push_cell(self.movetext, self.i, Kind::Text, out)
+    fn moves<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+        match super::text_slice(self.movetext, self.i) {
+            Some(text) => Some(text),
+            None => push_cell(self.movetext, self.i, Kind::Text, scratch).then_some(&scratch[..]),
+        }
     }
 }
 

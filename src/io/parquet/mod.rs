@@ -252,6 +252,26 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
     true
 }
 
+/// The bytes of the string at row `i` of `a`, as the array holds them
+/// (no copy); `None` for a null or a column of another type.
+pub(crate) fn text_slice(a: &dyn Array, i: usize) -> Option<&[u8]> {
+    if a.is_null(i) {
+        return None;
+    }
+    use DataType as D;
+    match a.data_type() {
+        D::Utf8 => Some(a.as_string::<i32>().value(i).as_bytes()),
+        D::LargeUtf8 => Some(a.as_string::<i64>().value(i).as_bytes()),
+        D::Utf8View => Some(a.as_string_view().value(i).as_bytes()),
+        D::Dictionary(_, _) => {
+            let dict = a.as_any_dictionary_opt()?;
+            let key = dict_key(dict.keys(), i)?;
+            text_slice(dict.values().as_ref(), key)
+        }
+        _ => None,
+    }
+}
+
 /// The value at row `i` of an integer array of any width (nulls not
 /// checked); `None` for another type, or a `u64` past `i64`.
 fn int_value(a: &dyn Array, i: usize) -> Option<i64> {

@@ -456,7 +456,6 @@ impl InputReader<'_, '_> {
             csv::{CsvCells, CsvColumns},
             table::RowWriter,
         };
-        let file = self.file;
         let mut table = ::csv::ReaderBuilder::new()
             .delimiter(sep)
             .flexible(true)
@@ -518,32 +517,29 @@ impl InputReader<'_, '_> {
                     self.error(None, max_bytes_message(self.config.max_text));
                     return total - text.len() as u64;
                 }
-                let offset = places[0].1;
-                self.send(InputEvent::Chunk(Chunk {
-                    file,
-                    format: Format::Pgn,
-                    offset,
-                    input_pos: input_pos(),
-                    data: ChunkData::Owned(std::mem::take(&mut text)),
-                    first_game: 0,
-                    places: Some(std::mem::take(&mut places).into()),
-                }));
+                self.send_rows(std::mem::take(&mut text), std::mem::take(&mut places), input_pos());
             }
         }
         if !places.is_empty() && !self.stopped {
             total += text.len() as u64;
-            let offset = places[0].1;
-            self.send(InputEvent::Chunk(Chunk {
-                file,
-                format: Format::Pgn,
-                offset,
-                input_pos: input_pos(),
-                data: ChunkData::Owned(text),
-                first_game: 0,
-                places: Some(places.into()),
-            }));
+            self.send_rows(text, places, input_pos());
         }
         total
+    }
+
+    /// Hands on a table's rows written as PGN games, each placed by its
+    /// row (or line).
+    fn send_rows(&mut self, text: Vec<u8>, places: Vec<(u32, u64)>, input_pos: u64) {
+        let offset = places.first().map_or(0, |p| p.1);
+        self.send(InputEvent::Chunk(Chunk {
+            file: self.file,
+            format: Format::Pgn,
+            offset,
+            input_pos,
+            data: ChunkData::Owned(text),
+            first_game: 0,
+            places: Some(places.into()),
+        }));
     }
 
     /// Without Parquet support: the file is refused with the reason.
