@@ -203,11 +203,23 @@ fn write_parquet(games: &[Game], path: &Path, shape: Shape<'_>) {
         }
         push((Field::new("LichessInternal", DataType::Int64, true), Arc::new(b.finish())));
     }
+    write_batch(path, fields, columns, shape.compression, shape.row_group);
+}
+
+/// Writes one batch of `columns` as a Parquet file in row groups of
+/// `row_group` rows.
+fn write_batch(
+    path: &Path,
+    fields: Vec<Field>,
+    columns: Vec<ArrayRef>,
+    compression: Compression,
+    row_group: usize,
+) {
     let schema = Arc::new(Schema::new(fields));
     let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
     let props = WriterProperties::builder()
-        .set_compression(shape.compression)
-        .set_max_row_group_row_count(Some(shape.row_group))
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(row_group))
         .build();
     let file = std::fs::File::create(path).unwrap();
     let mut w = ArrowWriter::try_new(file, schema, Some(props)).unwrap();
@@ -394,16 +406,7 @@ fn write_table(path: &Path, columns: &[Column<'_>], row_group: usize) {
             }
         }
     }
-    let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(schema.clone(), arrays).unwrap();
-    let props = WriterProperties::builder()
-        .set_compression(zstd())
-        .set_max_row_group_row_count(Some(row_group))
-        .build();
-    let mut w =
-        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_batch(path, fields, arrays, zstd(), row_group);
 }
 
 /// A game's moves without move numbers, and in UCI (shakmaty's).
@@ -621,16 +624,7 @@ fn write_evals(rows: &[EvalRow<'_>], path: &Path, row_group: usize, drop: Option
         .filter(|(n, _)| Some(**n) != drop)
         .map(|(n, c)| (Field::new(*n, c.data_type().clone(), true), c))
         .unzip();
-    let schema = Arc::new(Schema::new(fields));
-    let batch = RecordBatch::try_new(schema.clone(), columns).unwrap();
-    let props = WriterProperties::builder()
-        .set_compression(Compression::SNAPPY)
-        .set_max_row_group_row_count(Some(row_group))
-        .build();
-    let mut w =
-        ArrowWriter::try_new(std::fs::File::create(path).unwrap(), schema, Some(props)).unwrap();
-    w.write(&batch).unwrap();
-    w.close().unwrap();
+    write_batch(path, fields, columns, Compression::SNAPPY, row_group);
 }
 
 #[test]

@@ -4,7 +4,7 @@
 //! not by name: a first line that is a header of names separated by commas
 //! or tabs, and neither a PGN tag nor a FEN.
 
-use crate::io::table::{Cells, Kind, MOVES_COLUMNS, TAG_COLUMNS, normalize};
+use crate::io::table::{Cells, Kind, MOVES_COLUMNS, TAG_COLUMNS, normalize, whole_number};
 
 /// The separator of a table whose text starts with `head`, if it is a
 /// table: its first non-blank line holds at least two names separated by
@@ -95,11 +95,10 @@ impl Cells for CsvCells<'_> {
         match kind {
             // pandas writes an integer column with gaps as floats: `1500.0`.
             Kind::Integer => {
-                match std::str::from_utf8(cell).ok().and_then(|t| t.parse::<f64>().ok()) {
-                    Some(v) if v.fract() == 0.0 && v.abs() < 9.0e15 => {
-                        out.extend_from_slice((v as i64).to_string().as_bytes())
-                    }
-                    _ => out.extend_from_slice(cell),
+                let number = std::str::from_utf8(cell).ok().and_then(|t| t.parse::<f64>().ok());
+                match number.and_then(whole_number) {
+                    Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
+                    None => out.extend_from_slice(cell),
                 }
             }
             // `2016-05-01` (ISO, as pandas writes dates) is PGN's `2016.05.01`.

@@ -15,6 +15,13 @@ pub enum Kind {
     Date,
 }
 
+/// A float that holds a whole number (pandas writes an integer column with
+/// gaps as floats: `1500.0`), as that number; `None` for a fraction, an
+/// infinity, NaN, or a value past what a float holds exactly.
+pub fn whole_number(v: f64) -> Option<i64> {
+    (v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64)
+}
+
 /// A tag a column carries: the tag, how the column's values are read, and
 /// the column names that carry it, as [`normalize`] writes them (so
 /// `WhiteElo`, `white_elo` and `white-elo` are one name).

@@ -28,7 +28,10 @@ use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
 use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
 
-use crate::io::{mapguard::GuardedMap, table::Kind};
+use crate::io::{
+    mapguard::GuardedMap,
+    table::{Kind, whole_number},
+};
 
 /// A memory map as the bytes the Parquet reader reads: pages are decoded
 /// straight from the map, nothing is copied first.
@@ -210,10 +213,9 @@ pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) 
             if !v.is_finite() {
                 return false;
             }
-            if v.fract() == 0.0 && v.abs() < 9.0e15 {
-                push_int(out, v as i64);
-            } else {
-                out.extend_from_slice(v.to_string().as_bytes());
+            match whole_number(v) {
+                Some(n) => push_int(out, n),
+                None => out.extend_from_slice(v.to_string().as_bytes()),
             }
         }
         D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
