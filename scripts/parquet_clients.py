@@ -9,12 +9,23 @@
    labels exported as JSON lines, equal. A file without `movetext` (or
    another moves column) must be refused with an error that names the
    columns looked for.
-2. Outputs: a Lichess database annotated with `--preset analysis`,
+2. Other pipelines' tables: from every real database (games) and every
+   EPD suite (positions) of the shared data, pandas and pyarrow write
+   tables under other names (`pgn` holding whole games, `white_elo` as
+   floats with gaps; `fen`, `next_move`, `cp`, `mate`) in every shape a
+   user's file may have: snappy and zstd, one and several row groups,
+   dictionary and plain strings, `large_string`, an extra pandas index
+   column, a null-typed column; and the same as CSV and zstd TSV. `replay`
+   must count the games and plies of the PGN (the EPD) of the same games
+   (positions), and `annotate` must write the same JSON lines (a table of
+   positions adds the played move); a table's evaluations, read with
+   `--label table`, equal the EPD's `ce` and `dm`.
+3. Outputs: a Lichess database annotated with `--preset analysis`,
    exported with `export --format parquet` and summed up with `report
    --parquet`; DuckDB, polars, pandas and pyarrow read every file, and
    their counts, sums and histograms must equal `kibitz stats --json` and
    the report's JSON lines.
-3. The README's example, run as written: a Lichess month in the dataset's
+4. The README's example, run as written: a Lichess month in the dataset's
    folder layout to a DuckDB query of accuracy by rating band.
 
 Prints each query and its result next to kibitz's; exits 1 on any
@@ -135,8 +146,161 @@ def inputs(kibitz, shared, work, conv):
     write_games(conv, lichess, missing, drop="movetext", max_games=20)
     p = run(kibitz, "replay", missing, check_code=False)
     check("a file without movetext: the error names the moves columns looked for",
-          "no column of moves: looked for one of movetext" in p.stderr and p.returncode != 0,
+          "no column of moves or positions: looked for one of movetext" in p.stderr
+          and p.returncode != 0,
           True)
+
+
+def shaped(frame, path, shape):
+    """Writes a pandas frame in one of the shapes users' files have."""
+    if shape == "pandas-snappy-index":
+        # pandas keeps a non-default index as a column of its own.
+        frame = frame.set_axis(frame.index * 3 + 7).rename_axis("row_id")
+        frame.to_parquet(path, engine="pyarrow", compression="snappy", index=True)
+        return
+    if shape == "csv":
+        frame.to_csv(path, index=True)
+        return
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    if shape == "zstd-rowgroups-37-plain":
+        pq.write_table(table, path, compression="zstd", row_group_size=37, use_dictionary=False)
+    elif shape == "large-string-dictionary":
+        fields = [pa.field(f.name, pa.large_string()) if pa.types.is_string(f.type) else f
+                  for f in table.schema]
+        table = table.cast(pa.schema(fields))
+        pq.write_table(table, path, compression="snappy", use_dictionary=True,
+                       row_group_size=100_000)
+    elif shape == "null-column":
+        table = table.append_column("notes", pa.nulls(len(table), pa.null()))
+        pq.write_table(table, path, compression="zstd", row_group_size=50)
+    else:
+        raise ValueError(shape)
+
+
+SHAPES = ["pandas-snappy-index", "zstd-rowgroups-37-plain", "large-string-dictionary",
+          "null-column", "csv", "tsv-zstd"]
+
+
+def write_shape(frame, work, stem, shape):
+    ext = {"csv": "csv", "tsv-zstd": "tsv.zst"}.get(shape, "parquet")
+    path = os.path.join(work, f"{stem}.{shape}.{ext}")
+    if shape == "tsv-zstd":
+        text = frame.to_csv(sep="\t", index=False).encode()
+        p = subprocess.run(["zstd", "-q", "-c"], input=text, capture_output=True, check=True)
+        with open(path, "wb") as f:
+            f.write(p.stdout)
+    else:
+        shaped(frame, path, shape)
+    return path
+
+
+def jsonl_without_played(text):
+    out = []
+    for line in text.splitlines():
+        v = json.loads(line)
+        v.pop("played", None)
+        out.append(v)
+    return out
+
+
+def table_shapes(kibitz, shared, work, conv):
+    print("== other pipelines' tables, in every shape, read as their PGN and EPD")
+    import chess
+    # Games: a `pgn` cell holding each whole game (tags and all), other
+    # columns beside it under other names.
+    for path in sorted(glob.glob(os.path.join(shared, "pgn/real/*.pgn.zst"))):
+        name = os.path.basename(path).removesuffix(".pgn.zst")
+        rows, raws = [], []
+        for tags, movetext, raw in conv.games(conv.open_text(path)):
+            raw = raw.strip() + "\n"
+            elo = conv.as_int(tags.get("WhiteElo"))
+            rows.append({"pgn": raw, "white_player": tags.get("White"),
+                         "white_elo": float(elo) if elo is not None and len(rows) % 4 else None})
+            raws.append(raw)
+            if len(rows) >= 400:
+                break
+        pgn = os.path.join(work, f"shape-{name}.pgn")
+        with open(pgn, "w", encoding="utf-8") as f:
+            f.write("\n".join(raws))
+        frame = pd.DataFrame(rows)
+        label = ["--depth", "2", "--max-games", "25"]
+        p = run(kibitz, "replay", pgn, check_code=False)
+        reference = (summary(p.stdout, "games"), summary(p.stdout, "plies"))
+        kbz = os.path.join(work, f"shape-{name}.kbz")
+        run(kibitz, "annotate", pgn, *label, "--force", "-o", kbz)
+        want = run(kibitz, "export", kbz, "--format", "jsonl").stdout
+        for shape in SHAPES:
+            table = write_shape(frame, work, f"games-{name}", shape)
+            p = run(kibitz, "replay", table, check_code=False)
+            check(f"{name} games ({len(rows)}), {shape}: replay's games and plies",
+                  (summary(p.stdout, "games"), summary(p.stdout, "plies")), reference)
+            run(kibitz, "annotate", table, *label, "--force", "-o", kbz)
+            got = run(kibitz, "export", kbz, "--format", "jsonl").stdout
+            check(f"{name} games, {shape}: annotate's JSON lines ({len(got.splitlines())}) equal "
+                  "the PGN's", got == want, True)
+    # Positions: every EPD suite, its positions as FENs with a played move
+    # (a legal move of the position, UCI or SAN) and an evaluation for
+    # White (a mate every 13th row).
+    for path in sorted(glob.glob(os.path.join(shared, "epd/*.epd*"))):
+        name = os.path.basename(path).split(".")[0]
+        chess960 = "FRC" in name
+        rows, bare, given = [], [], []
+        for i, line in enumerate(conv.open_text(path).splitlines()):
+            line = line.strip().strip("\0")
+            if not line or line.startswith("#"):
+                continue
+            fields = line.replace(";", " ; ").split()
+            try:
+                board = chess.Board(" ".join(fields[:4]) + " 0 1", chess960=chess960)
+            except ValueError:
+                continue
+            moves = sorted(board.legal_moves, key=lambda m: m.uci())
+            if not moves or not board.is_valid():
+                continue
+            move = moves[i % len(moves)]
+            mate = i % 13 == 5
+            value = (i % 5) - 2 or 1 if mate else (i * 37) % 601 - 300
+            sign = 1 if board.turn == chess.WHITE else -1
+            fen = board.fen()
+            rows.append({"FEN": fen,
+                         "next_move": board.san(move) if i % 2 else board.uci(move),
+                         "cp": None if mate else value,
+                         "mate": value if mate else None})
+            bare.append(fen)
+            op = f"dm {value * sign}" if mate else f"ce {value * sign}"
+            given.append(f"{fen}; sm {board.uci(move)}; {op};")
+            if len(rows) >= 300:
+                break
+        epd = os.path.join(work, f"shape-{name}.epd")
+        with open(epd, "w") as f:
+            f.write("\n".join(bare) + "\n")
+        given_epd = os.path.join(work, f"shape-{name}-given.epd")
+        with open(given_epd, "w") as f:
+            f.write("\n".join(given) + "\n")
+        frame = pd.DataFrame(rows).astype({"cp": "Int64", "mate": "Int64"})
+        p = run(kibitz, "replay", epd, check_code=False)
+        reference = (summary(p.stdout, "games"), summary(p.stdout, "plies"))
+        search = ["--depth", "2", "--max-games", "40", "--skip-check", "false",
+                  "--skip-captures", "false"]
+        kbz = os.path.join(work, f"shape-{name}.kbz")
+        run(kibitz, "annotate", epd, *search, "--force", "-o", kbz)
+        want = jsonl_without_played(run(kibitz, "export", kbz, "--format", "jsonl").stdout)
+        given_args = ["--label", "table", "--skip-check", "false", "--skip-captures", "false"]
+        run(kibitz, "annotate", given_epd, *given_args, "--force", "-o", kbz)
+        want_given = run(kibitz, "export", kbz, "--format", "jsonl").stdout
+        for shape in SHAPES:
+            table = write_shape(frame, work, f"positions-{name}", shape)
+            p = run(kibitz, "replay", table, check_code=False)
+            check(f"{name} positions ({len(rows)}), {shape}: replay's positions and plies",
+                  (summary(p.stdout, "games"), summary(p.stdout, "plies")), reference)
+            run(kibitz, "annotate", table, *search, "--force", "-o", kbz)
+            got = jsonl_without_played(run(kibitz, "export", kbz, "--format", "jsonl").stdout)
+            check(f"{name} positions, {shape}: annotate's JSON lines ({len(got)}) equal the "
+                  "EPD's", got == want, True)
+            run(kibitz, "annotate", table, *given_args, "--force", "-o", kbz)
+            got = run(kibitz, "export", kbz, "--format", "jsonl").stdout
+            check(f"{name} positions, {shape}: the evaluations ({len(got.splitlines())}) read "
+                  "as the EPD's ce and dm", got == want_given, True)
 
 
 def stats_queries(kibitz, work, kbz, table):
@@ -306,6 +470,7 @@ def main():
     print(f"pyarrow {pa.__version__}, DuckDB {duckdb.__version__}, polars {pl.__version__}, "
           f"pandas {pd.__version__}")
     inputs(args.kibitz, args.data, work, conv)
+    table_shapes(args.kibitz, args.data, work, conv)
     lichess = glob.glob(os.path.join(args.data, "pgn/real/lichess*.pgn.zst"))[0]
     parquet = os.path.join(work, "outputs.parquet")
     write_games(conv, lichess, parquet, max_games=150)

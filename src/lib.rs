@@ -178,6 +178,7 @@ pub use io::{
     place::describe as describe_place,
     same_file,
     source::{ChunkConfig, Format, InputEvent, Release, display_name, read_input, zstd_frame_end},
+    table::{EvalSide, Rows, TableOptions},
 };
 // The search, and what labels positions.
 pub use label::{

@@ -496,6 +496,96 @@ fn tables_of_games_with_other_names_read_as_their_pgn() {
     assert!(text.contains("[White ") && !text.contains("Elo \""), "{text}");
 }
 
+/// A table of positions (its position, the move played from it and an
+/// evaluation for White, in row groups of 7, a mate in its own column):
+/// the same positions as the EPD of them, searched alike, its evaluations
+/// read as the EPD's `ce` and `dm`, a bad cell named by its row.
+#[test]
+fn tables_of_positions_read_as_their_epd() {
+    let dir = TempDir::new("parquet-positions");
+    let mut positions = Vec::new();
+    for g in lichess_games().iter().take(12) {
+        positions.extend(crate::util::played_positions(&g.movetext).into_iter().step_by(9));
+    }
+    let n = positions.len();
+    assert!(n > 30, "{n}");
+    let eval = |i: usize| -> Result<i64, i64> {
+        if i % 11 == 4 {
+            Err(i as i64 % 4 - 2 + i64::from(i % 4 == 2))
+        } else {
+            Ok(i as i64 * 41 % 500 - 250)
+        }
+    };
+    let (mut bare, mut given) = (String::new(), String::new());
+    for (i, p) in positions.iter().enumerate() {
+        bare.push_str(&format!("{}\n", p.fen));
+        let sign = if p.fen.split(' ').nth(1) == Some("w") { 1 } else { -1 };
+        let e = match eval(i) {
+            Ok(cp) => format!("ce {};", cp * sign),
+            Err(m) => format!("dm {};", m * sign),
+        };
+        given.push_str(&format!("{}; sm {}; {e}\n", p.fen, p.uci));
+    }
+    std::fs::write(dir.path("bare.epd"), &bare).unwrap();
+    std::fs::write(dir.path("given.epd"), &given).unwrap();
+    let file = dir.path("positions.parquet");
+    let columns: Vec<Column<'_>> = vec![
+        ("id:i", (0..n).map(|i| Some(i.to_string())).collect()),
+        ("fen", positions.iter().map(|p| Some(p.fen.clone())).collect()),
+        ("best_move", positions.iter().map(|p| Some(p.san.clone())).collect()),
+        ("eval:i", (0..n).map(|i| eval(i).ok().map(|v| v.to_string())).collect()),
+        ("mate:i", (0..n).map(|i| eval(i).err().map(|v| v.to_string())).collect()),
+    ];
+    write_table(&file, &columns, 7);
+    let (code, out, err) = kibitz(&["replay", s(&dir.path("bare.epd"))]);
+    assert_eq!(code, 0, "{err}");
+    let (code, got, err) = kibitz(&["replay", s(&file)]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(summary_line(&got, "games"), summary_line(&out, "games"));
+    assert_eq!(summary_line(&got, "plies"), summary_line(&out, "plies"));
+    let annotate = |input: &Path, name: &str, extra: &[&str]| {
+        let out = dir.path(name);
+        let mut args = vec!["annotate", s(input), "-o", s(&out), "--skip-plies", "0"];
+        args.extend(["--skip-check", "false", "--skip-captures", "false"]);
+        args.extend_from_slice(extra);
+        let (code, _, err) = kibitz(&args);
+        assert_eq!(code, 0, "{err}");
+        kibitz(&["export", s(&out), "--format", "jsonl"]).1
+    };
+    let strip = |jsonl: &str| -> Vec<serde_json::Value> {
+        jsonl
+            .lines()
+            .map(|l| {
+                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+                v.as_object_mut().unwrap().remove("played");
+                v
+            })
+            .collect()
+    };
+    let expected = annotate(&dir.path("bare.epd"), "bare.kbz", &["--depth", "2"]);
+    let got = annotate(&file, "searched.kbz", &["--depth", "2"]);
+    assert_eq!(expected.lines().count(), n);
+    assert!(strip(&got) == strip(&expected), "a table searched differs from its EPD");
+    let expected = annotate(&dir.path("given.epd"), "given.kbz", &["--label", "table"]);
+    let got = annotate(&file, "table.kbz", &["--label", "table"]);
+    assert_eq!(expected.lines().count(), n);
+    assert!(got == expected, "a table's evaluations differ from the EPD's ce and dm");
+    // A bad cell: named by its row group and row, the others read.
+    let mut columns = columns;
+    columns[1].1[9] = None;
+    write_table(&file, &columns, 7);
+    let (code, out, err) = kibitz(&["replay", s(&file)]);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(
+            "row group 1, row 2 (row 9 of the file): a row that cannot be read: its \
+                      position cell is empty; skipped"
+        ),
+        "{err}"
+    );
+    assert!(summary_line(&out, "games").starts_with(&format!("games     {} ", n - 1)), "{out}");
+}
+
 #[test]
 fn bad_parquet_inputs_get_clear_errors() {
     let dir = TempDir::new("parquet-errors");
@@ -516,7 +606,9 @@ fn bad_parquet_inputs_get_clear_errors() {
     // those looked for.
     let no_moves = dir.path("no-moves.parquet");
     write_parquet(&games, &no_moves, Shape { drop: Some("movetext"), ..Shape::default() });
-    let (code, _, err) = kibitz(&["replay", s(&no_moves)]);
+    // (Its `FEN` column would make it a table of positions: `--rows games`
+    // says it holds games.)
+    let (code, _, err) = kibitz(&["replay", s(&no_moves), "--rows", "games"]);
     assert_ne!(code, 0);
     assert!(
         err.contains("no column of moves: looked for one of movetext, pgn, moves, san, game, uci")

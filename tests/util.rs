@@ -99,3 +99,40 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A position of a game: its FEN, and the move played from it in SAN and
+/// in UCI (shakmaty's, an oracle kibitz did not write).
+pub struct PlayedPosition {
+    /// The position's FEN.
+    pub fen: String,
+    /// The move played from it, in SAN.
+    pub san: String,
+    /// The same move, in UCI.
+    pub uci: String,
+}
+
+/// The positions of a game's movetext (from the start position), each
+/// with the move played from it.
+pub fn played_positions(movetext: &str) -> Vec<PlayedPosition> {
+    use shakmaty::{CastlingMode, Chess, EnPassantMode, Position as _, fen::Fen, san::SanPlus};
+    let mut pos = Chess::default();
+    let mut out = Vec::new();
+    for tok in movetext.split_whitespace() {
+        if ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
+            continue;
+        }
+        let tok = tok.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if tok.is_empty() {
+            continue;
+        }
+        let san: SanPlus = tok.parse().unwrap();
+        let m = san.san.to_move(&pos).unwrap();
+        out.push(PlayedPosition {
+            fen: Fen::from_position(&pos, EnPassantMode::Legal).to_string(),
+            san: tok.to_string(),
+            uci: m.to_uci(CastlingMode::Standard).to_string(),
+        });
+        pos.play_unchecked(m);
+    }
+    out
+}

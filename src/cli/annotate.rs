@@ -33,6 +33,10 @@ pub enum LabelArg {
     Search,
     /// The `[%eval]` comments already in the PGN (no search).
     PgnEval,
+    /// The evaluations the positions come with: a table's evaluation
+    /// column (`cp`, `eval`, `score`, `mate`...), an EPD line's `ce` or
+    /// `dm` (no search).
+    Table,
 }
 
 /// The game filters: games that fail one are neither replayed nor
@@ -225,6 +229,8 @@ pub struct AnnotateArgs {
     /// only): a bound for endless inputs such as a device or a pipe.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
+    #[command(flatten)]
+    table: super::common::TableArgs,
     #[command(flatten)]
     filters: FilterArgs,
     /// Take only the games whose index modulo N is K (K/N, 0-based).
@@ -481,7 +487,9 @@ fn advice(e: AnnotateError) -> anyhow::Error {
         AnnotateError::Sample(_) => anyhow!("--sample must be between 0 and 1"),
         AnnotateError::Shard { k, n } => anyhow!("--shard {k}/{n}: K must be below N"),
         AnnotateError::MultiPvWithoutSearch => {
-            anyhow!("--multipv needs a search: --label pgn-eval gives one score per position")
+            anyhow!(
+                "--multipv needs a search: --label pgn-eval or table gives one score a position"
+            )
         }
         AnnotateError::MaxPositionsWithShards => {
             anyhow!("--max-positions cannot be split across shards: apply it to the merged file")
@@ -503,8 +511,8 @@ fn advice(e: AnnotateError) -> anyhow::Error {
 fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
     let shard = args.shard.as_deref().map(parse_shard).transpose()?.unwrap_or((0, 1));
     let label = match (&args.engine, args.label) {
-        (Some(_), LabelArg::PgnEval) => {
-            bail!("--engine labels by searching: it cannot be used with --label pgn-eval")
+        (Some(_), LabelArg::PgnEval | LabelArg::Table) => {
+            bail!("--engine labels by searching: it cannot be used with --label pgn-eval or table")
         }
         (Some(path), _) => LabelWith::Engine(EngineConfig {
             strict_limits: args.strict_limits,
@@ -520,6 +528,7 @@ fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
         // The net is the built-in search's: read once, shared by every worker.
         (None, LabelArg::Search) => LabelWith::Search(args.net.load()?),
         (None, LabelArg::PgnEval) => LabelWith::PgnEval,
+        (None, LabelArg::Table) => LabelWith::Table,
     };
     if !matches!(label, LabelWith::Search(_))
         && let Some(path) = &args.net.net
@@ -545,6 +554,7 @@ fn settings(args: &AnnotateArgs) -> Result<AnnotateSettings> {
         max_games: args.max_games.unwrap_or(0),
         max_positions: args.max_positions.unwrap_or(0),
         max_bytes: args.max_bytes.unwrap_or(0),
+        table: args.table.options(),
         shard,
         block_games: args.block_games,
         block_labels: args.block_labels,

@@ -211,3 +211,64 @@ pub fn progress_bar(total: Option<u64>, quiet: bool) -> ProgressBar {
     bar.set_style(style);
     bar
 }
+
+/// `--rows`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum RowsArg {
+    /// A game a row (the table needs a column of moves).
+    Games,
+    /// A position a row (the table needs a column of positions).
+    Positions,
+}
+
+/// `--table-eval-side`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum EvalSideArg {
+    /// Positive when White is better (Lichess's convention).
+    #[default]
+    White,
+    /// Positive when the side to move is better (EPD's `ce`).
+    Mover,
+}
+
+/// How tables of games or positions (Parquet, CSV, TSV) are read: their
+/// columns are found by name (docs/PARQUET.md lists the names); these
+/// flags settle what the names do not.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct TableArgs {
+    /// The column that holds each game's moves (else the first of
+    /// movetext, pgn, moves, san, game, uci).
+    #[arg(long, value_name = "NAME", help_heading = "Tables")]
+    pub moves_column: Option<String>,
+    /// The column that holds each position's FEN or EPD (else the first of
+    /// fen, epd, position).
+    #[arg(long, value_name = "NAME", help_heading = "Tables")]
+    pub fen_column: Option<String>,
+    /// What a row is, for a table with columns of both (else games when it
+    /// has a column of moves).
+    #[arg(long, value_enum, help_heading = "Tables")]
+    pub rows: Option<RowsArg>,
+    /// Whose side a table's evaluation column speaks for.
+    #[arg(long, value_enum, default_value_t = EvalSideArg::White, help_heading = "Tables")]
+    pub table_eval_side: EvalSideArg,
+}
+
+impl TableArgs {
+    /// The library's table options.
+    pub fn options(&self) -> kibitz::TableOptions {
+        use kibitz::{EvalSide, Rows, TableOptions};
+        TableOptions {
+            moves_column: self.moves_column.clone(),
+            fen_column: self.fen_column.clone(),
+            rows: match self.rows {
+                None => Rows::Auto,
+                Some(RowsArg::Games) => Rows::Games,
+                Some(RowsArg::Positions) => Rows::Positions,
+            },
+            eval_side: match self.table_eval_side {
+                EvalSideArg::White => EvalSide::White,
+                EvalSideArg::Mover => EvalSide::Mover,
+            },
+        }
+    }
+}

@@ -58,6 +58,9 @@ fn print_header(out: &mut impl Write, args: &InspectArgs, i: &Inspection) -> Res
             writeln!(out, "labels    kibitz's search, {limit}, {} MiB table", o.hash_mib)?
         }
         LabelSource::PgnEval => writeln!(out, "labels    the games' [%eval] comments")?,
+        LabelSource::Table => {
+            writeln!(out, "labels    the positions' evaluations (a table's column, EPD ce/dm)")?
+        }
         LabelSource::Engine => {
             writeln!(out, "labels    engine {}", o.engine)?;
             writeln!(

@@ -42,6 +42,8 @@ pub struct ReplayArgs {
     /// only): a bound for endless inputs such as a device or a pipe.
     #[arg(long, value_name = "BYTES")]
     max_bytes: Option<u64>,
+    #[command(flatten)]
+    table: super::common::TableArgs,
     /// Print the summary as JSON.
     #[arg(long)]
     json: bool,
@@ -408,6 +410,7 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
         keys: args.keys.is_some() || args.check_keys.is_some(),
         fingerprints: args.duplicates.is_some(),
         max_bytes: args.max_bytes,
+        table: args.table.options(),
     };
     let mut reports = open_reports(&args)?;
     let summary = Replay::new(args.inputs.clone(), settings).run(&mut reports);
@@ -428,9 +431,15 @@ pub fn run(args: ReplayArgs) -> Result<ExitCode> {
     // whole (missing, binary, broken compression, cut short), or the key
     // file could not be read whole or had lines skipped; the summary covers
     // everything that could be read either way.
+    // 1 too: no game or position read from any input (each refused or
+    // empty), which a run meant to check a database must not pass.
+    let nothing_read = summary.games == 0;
+    if nothing_read {
+        eprintln!("kibitz: no game or position was read from any input");
+    }
     Ok(if args.strict && (summary.rejected_games > 0 || keys_differ) {
         ExitCode::from(2)
-    } else if summary.input_errors > 0 || key_file_unreadable {
+    } else if summary.input_errors > 0 || key_file_unreadable || nothing_read {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

@@ -1,10 +1,10 @@
-//! CSV and TSV tables of games, read with the `csv` crate: a header line of
-//! column names, then a game a row, as a Parquet table of games is read
-//! (the columns by their names, [`crate::io::table`]). Found by content,
+//! CSV and TSV tables of games or positions, read with the `csv` crate: a
+//! header line of column names, then a game or a position a row, as a
+//! Parquet table is read (the columns by their names, [`crate::io::table`]). Found by content,
 //! not by name: a first line that is a header of names separated by commas
 //! or tabs, and neither a PGN tag nor a FEN.
 
-use crate::io::table::{Cells, Kind, MOVES_COLUMNS, TAG_COLUMNS, normalize, whole_number};
+use crate::io::table::{Cells, Kind, Layout, TableOptions, whole_number};
 
 /// The separator of a table whose text starts with `head`, if it is a
 /// table: its first non-blank line holds at least two names separated by
@@ -32,60 +32,51 @@ pub fn sniff(head: &[u8]) -> Option<u8> {
     names.clone().all(name_like).then_some(sep)
 }
 
-/// Where the columns of a CSV table of games are.
-#[derive(Clone, Debug)]
-pub struct CsvColumns {
-    tags: [Option<usize>; TAG_COLUMNS.len()],
-    moves: usize,
+/// Whether text that starts with `head` is a CSV or TSV table of positions
+/// without its header line: its first non-blank line is a FEN, then a
+/// comma or a tab and more cells. (Read as EPD, the other cells would be
+/// taken for opcodes and lost.)
+pub fn headerless(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xef\xbb\xbf").unwrap_or(head);
+    let Some(line) = head.split(|&b| b == b'\n').map(|l| l.trim_ascii()).find(|l| !l.is_empty())
+    else {
+        return false;
+    };
+    let Some(cut) = line.iter().position(|&b| b == b',' || b == b'\t') else { return false };
+    let first = line[..cut].trim_ascii().strip_prefix(b"\"").unwrap_or(&line[..cut]);
+    // The cell before the separator is a FEN alone: 4 to 6 fields, no
+    // opcodes (a `;`).
+    let fields: Vec<&[u8]> = first.split(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
+    let board = fields.first().copied().unwrap_or_default();
+    (4..=6).contains(&fields.len())
+        && !first.contains(&b';')
+        && board.iter().filter(|&&b| b == b'/').count() == 7
+        && board.iter().all(|b| b"/12345678pnbrqkPNBRQK".contains(b))
+        && matches!(fields[1], b"w" | b"b")
 }
 
-impl CsvColumns {
-    /// Finds the columns in a header; an error names the columns it has
-    /// and those looked for.
-    pub fn find(header: &csv::ByteRecord, moves: Option<&str>) -> Result<CsvColumns, String> {
-        let names: Vec<String> =
-            header.iter().map(|n| normalize(&String::from_utf8_lossy(n))).collect();
-        let index = |name: &str| names.iter().position(|n| n == name);
-        let wanted: Vec<String> = match moves {
-            Some(m) => vec![normalize(m)],
-            None => MOVES_COLUMNS.iter().map(|m| m.to_string()).collect(),
-        };
-        let moves_at = wanted.iter().find_map(|w| index(w)).ok_or_else(|| {
-            let have: Vec<String> =
-                header.iter().map(|n| String::from_utf8_lossy(n).into_owned()).collect();
-            let looked = match moves {
-                Some(m) => format!("`{m}`, the column --moves-column names"),
-                None => format!("one of {}", MOVES_COLUMNS.join(", ")),
-            };
-            format!(
-                "a CSV table with no column of moves: looked for {looked}, ignoring case, `_` \
-                 and `-` (its columns: {})",
-                have.join(", ")
-            )
-        })?;
-        let mut tags = [None; TAG_COLUMNS.len()];
-        for (slot, column) in tags.iter_mut().zip(TAG_COLUMNS) {
-            *slot = column.names.iter().find_map(|n| index(n)).filter(|&i| i != moves_at);
-        }
-        Ok(CsvColumns { tags, moves: moves_at })
-    }
+/// The message for a table [`headerless`] finds.
+pub const HEADERLESS: &str = "a CSV table without a header line: its first line holds a \
+    position where the names of its columns belong (`fen`, `move`, `cp`...); add the header line";
+
+/// The layout of a CSV table, from its header; an error names the
+/// columns it has and those looked for.
+pub fn layout(header: &csv::ByteRecord, options: &TableOptions) -> Result<Layout, String> {
+    let names: Vec<String> =
+        header.iter().map(|n| String::from_utf8_lossy(n).trim().to_string()).collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    Layout::find(&names, options).map_err(|e| format!("a CSV table with {e}"))
 }
 
-/// A record of a CSV table of games.
+/// A record of a CSV table.
 pub struct CsvCells<'a> {
     /// The record.
     pub record: &'a csv::ByteRecord,
-    /// The table's columns.
-    pub columns: &'a CsvColumns,
 }
 
 impl Cells for CsvCells<'_> {
-    fn has(&self, k: usize) -> bool {
-        self.columns.tags[k].is_some()
-    }
-
-    fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
-        let Some(cell) = self.columns.tags[k].and_then(|i| self.record.get(i)) else {
+    fn cell(&self, col: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
+        let Some(cell) = self.record.get(col) else {
             return false;
         };
         let cell = cell.trim_ascii();
@@ -125,8 +116,8 @@ impl Cells for CsvCells<'_> {
         true
     }
 
-    fn moves<'s>(&'s self, _: &'s mut Vec<u8>) -> Option<&'s [u8]> {
-        self.record.get(self.columns.moves)
+    fn text<'s>(&'s self, col: usize, _: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+        self.record.get(col)
     }
 }
 
@@ -144,5 +135,15 @@ mod tests {
         assert_eq!(sniff(b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - bm e4;\n"), None);
         assert_eq!(sniff(b"e4 e5 Nf3 *\n"), None);
         assert_eq!(sniff(b""), None);
+    }
+
+    #[test]
+    fn finds_tables_of_positions_without_a_header() {
+        let fen = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
+        assert!(headerless(format!("{fen},e2e4,35\n").as_bytes()));
+        assert!(headerless(format!("\n{fen}\te4\n").as_bytes()));
+        assert!(!headerless(format!("{fen} bm e4; c0 \"a, b\";\n").as_bytes()));
+        assert!(!headerless(format!("fen,move\n{fen},e4\n").as_bytes()));
+        assert!(!headerless(b"[Event \"a, b\"]\n"));
     }
 }

@@ -17,10 +17,14 @@
 //! # Ok::<(), kibitz::FenError>(())
 //! ```
 
-use crate::chess::{
-    fen::{FenError, FenOptions, Setup},
-    position::Position,
-    types::Square,
+use crate::{
+    chess::{
+        fen::{FenError, FenOptions, Setup},
+        mv::Move,
+        position::Position,
+        types::Square,
+    },
+    io::pgn::PgnEval,
 };
 
 /// One EPD line, parsed.
@@ -152,6 +156,35 @@ impl EpdLine {
     /// The first operand of the first opcode named `name`.
     pub fn operand(&self, name: &str) -> Option<&str> {
         self.operands(name).and_then(|v| v.first()).map(String::as_str)
+    }
+
+    /// The move played from the position, if the line gives one: `sm`
+    /// (EPD's supplied move), in SAN or UCI; an error for one that is not a
+    /// legal move here. A table of positions writes its played move so.
+    pub fn played(&self, pos: &Position) -> Result<Option<Move>, String> {
+        let Some(text) = self.operand("sm") else { return Ok(None) };
+        let m = pos.parse_san(text.as_bytes()).ok().or_else(|| pos.parse_uci(text).ok());
+        match m {
+            Some(m) if m != Move::NULL => Ok(Some(m)),
+            _ => Err(format!("the played move `{text}` is not a legal move in this position")),
+        }
+    }
+
+    /// The evaluation the line gives, from White's side as PGN's
+    /// `[%eval]` gives it: `ce` (centipawns) or `dm` (mate in that many
+    /// moves, negative when the side to move is mated), both from the
+    /// side to move's view as EPD gives them; `dm` wins. `None` when the
+    /// line gives neither; an error for an operand that is no number.
+    pub fn evaluation(&self, white_to_move: bool) -> Option<Result<PgnEval, String>> {
+        let sign = if white_to_move { 1 } else { -1 };
+        let number = |op: &str| {
+            let text = self.operand(op)?;
+            Some(text.parse::<i32>().map_err(|_| format!("`{op} {text}` is not a whole number")))
+        };
+        if let Some(dm) = number("dm") {
+            return Some(dm.map(|n| PgnEval::Mate(n * sign)));
+        }
+        number("ce").map(|cp| cp.map(|cp| PgnEval::Cp(cp * sign)))
     }
 
     /// The position, detecting Chess960 castling; castling rights without a

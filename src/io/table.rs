@@ -82,22 +82,188 @@ pub fn normalize(name: &str) -> String {
         .collect()
 }
 
-/// A row of a table as [`RowWriter`] reads it: its tag cells by their
-/// index in [`TAG_COLUMNS`], and its moves cell.
-pub trait Cells {
-    /// Whether the table has the column of tag `k`.
-    fn has(&self, k: usize) -> bool;
-    /// Appends the cell of tag `k`, read as `kind`; `false`, appending
-    /// nothing, for a null, an empty cell or a column the table lacks.
-    fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool;
-    /// The moves cell: its bytes where the table holds them as they are,
-    /// else written into `scratch`; `None` for a null.
-    fn moves<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]>;
+/// The columns that may hold a position (a FEN, or an EPD line with its
+/// opcodes), in the order they are looked for, normalised: a table with
+/// none of [`MOVES_COLUMNS`] is a table of positions when it has one.
+pub const POSITION_COLUMNS: [&str; 3] = ["fen", "epd", "position"];
+
+/// The columns of a table of positions that may hold the move played from
+/// the position (SAN or UCI), in the order they are looked for.
+pub const PLAYED_COLUMNS: [&str; 5] = ["move", "nextmove", "bestmove", "played", "playedmove"];
+
+/// The columns of a table of positions that may hold its evaluation in
+/// centipawns (`#3`, `#-2` for mates), in the order they are looked for.
+pub const EVAL_COLUMNS: [&str; 6] =
+    ["cp", "eval", "score", "positioneval", "evaluation", "centipawns"];
+
+/// The columns of a table of positions that may hold a mate's distance in
+/// moves (positive when the side the evaluations speak for mates).
+pub const MATE_COLUMNS: [&str; 2] = ["mate", "matein"];
+
+/// What a table's rows are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Rows {
+    /// Games when the table has a column of moves, else positions when it
+    /// has a column of positions.
+    #[default]
+    Auto,
+    /// A game a row.
+    Games,
+    /// A position a row.
+    Positions,
 }
 
-/// Writes rows as PGN games, checking the filters on the tag columns.
+/// Whose side a table's evaluations speak for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EvalSide {
+    /// White's: positive when White is better (Lichess's convention, and
+    /// PGN's `[%eval]`).
+    #[default]
+    White,
+    /// The side to move's (EPD's `ce`).
+    Mover,
+}
+
+/// How tables are read: the run's `--moves-column`, `--fen-column`,
+/// `--rows` and `--table-eval-side`.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct TableOptions {
+    /// The column of moves of a table of games (else the first of
+    /// [`MOVES_COLUMNS`] a table has).
+    pub moves_column: Option<String>,
+    /// The column of positions of a table of positions (else the first of
+    /// [`POSITION_COLUMNS`]).
+    pub fen_column: Option<String>,
+    /// What the rows are.
+    pub rows: Rows,
+    /// Whose side the evaluations speak for.
+    pub eval_side: EvalSide,
+}
+
+/// Where a table's columns are (indices among the table's columns), as
+/// its names and the run's [`TableOptions`] settle them.
+// One a table, read once a row: the games' tag slots inline are simpler
+// than a box and cost nothing that counts.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// A game a row: its tag columns, as [`TAG_COLUMNS`] lists them, and
+    /// its moves column.
+    Games {
+        /// The tag columns.
+        tags: [Option<usize>; TAG_COLUMNS.len()],
+        /// The moves column.
+        moves: usize,
+    },
+    /// A position a row, written as an EPD line.
+    Positions {
+        /// The position column.
+        fen: usize,
+        /// The played move's column.
+        played: Option<usize>,
+        /// The evaluation's column.
+        eval: Option<usize>,
+        /// The mate's column.
+        mate: Option<usize>,
+    },
+}
+
+impl Layout {
+    /// Finds the columns among a table's `names`; an error names the
+    /// columns it has and those looked for.
+    pub fn find(names: &[&str], options: &TableOptions) -> Result<Layout, String> {
+        let normal: Vec<String> = names.iter().map(|n| normalize(n)).collect();
+        let index = |name: &str| normal.iter().position(|n| n == name);
+        let first = |given: &Option<String>, list: &[&str]| match given {
+            Some(name) => index(&normalize(name)),
+            None => list.iter().find_map(|n| index(n)),
+        };
+        let moves = first(&options.moves_column, &MOVES_COLUMNS);
+        let fen = first(&options.fen_column, &POSITION_COLUMNS);
+        let games = match options.rows {
+            Rows::Games => true,
+            Rows::Positions => false,
+            Rows::Auto => moves.is_some() || fen.is_none(),
+        };
+        if games && let Some(moves) = moves {
+            let mut tags = [None; TAG_COLUMNS.len()];
+            for (slot, column) in tags.iter_mut().zip(TAG_COLUMNS) {
+                *slot = column.names.iter().find_map(|n| index(n)).filter(|&i| i != moves);
+            }
+            return Ok(Layout::Games { tags, moves });
+        }
+        if !games && let Some(fen) = fen {
+            let other = |list: &[&str]| list.iter().find_map(|n| index(n)).filter(|&i| i != fen);
+            let (played, eval, mate) =
+                (other(&PLAYED_COLUMNS), other(&EVAL_COLUMNS), other(&MATE_COLUMNS));
+            return Ok(Layout::Positions { fen, played, eval, mate });
+        }
+        let looked = |given: &Option<String>, list: &[&str], flag: &str| match given {
+            Some(name) => format!("`{name}`, the column {flag} names"),
+            None => format!("one of {}", list.join(", ")),
+        };
+        let moves = looked(&options.moves_column, &MOVES_COLUMNS, "--moves-column");
+        let fens = looked(&options.fen_column, &POSITION_COLUMNS, "--fen-column");
+        let wanted = match options.rows {
+            Rows::Games => format!("no column of moves: looked for {moves}"),
+            Rows::Positions => format!("no column of positions: looked for {fens}"),
+            Rows::Auto => format!(
+                "no column of moves or positions: looked for {moves} (a game a row), or {fens} \
+                 (a position a row)"
+            ),
+        };
+        Err(format!(
+            "{wanted}, ignoring case, `_` and `-` (the table's columns: {})",
+            names.join(", ")
+        ))
+    }
+
+    /// The columns read, each with how its values are read.
+    pub fn columns(&self) -> Vec<(usize, Kind)> {
+        match self {
+            Layout::Games { tags, moves } => {
+                let mut out: Vec<(usize, Kind)> = tags
+                    .iter()
+                    .zip(TAG_COLUMNS)
+                    .filter_map(|(t, c)| t.map(|i| (i, c.kind)))
+                    .collect();
+                out.push((*moves, Kind::Text));
+                out
+            }
+            Layout::Positions { fen, played, eval, mate } => {
+                let mut out = vec![(*fen, Kind::Text)];
+                out.extend(played.map(|i| (i, Kind::Text)));
+                out.extend(eval.map(|i| (i, Kind::Integer)));
+                out.extend(mate.map(|i| (i, Kind::Integer)));
+                out
+            }
+        }
+    }
+
+    /// Whether rows are positions (written as EPD lines) rather than games
+    /// (written as PGN).
+    pub fn positions(&self) -> bool {
+        matches!(self, Layout::Positions { .. })
+    }
+}
+
+/// A row of a table as [`RowWriter`] reads it, its cells by their column's
+/// index in the table.
+pub trait Cells {
+    /// Appends cell `col`, read as `kind`; `false`, appending nothing, for
+    /// a null or an empty cell.
+    fn cell(&self, col: usize, kind: Kind, out: &mut Vec<u8>) -> bool;
+    /// The text of cell `col`: its bytes where the table holds them as
+    /// they are, else written into `scratch`; `None` for a null.
+    fn text<'s>(&'s self, col: usize, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]>;
+}
+
+/// Writes rows as PGN games (checking the filters on the tag columns) or
+/// as EPD lines, as the table's [`Layout`] says.
 pub struct RowWriter<'f> {
+    layout: Layout,
     filter: Option<&'f GameFilter>,
+    eval_side: EvalSide,
     /// Where each tag's value stands in the text of the row in hand.
     values: [Option<(usize, usize)>; TAG_COLUMNS.len()],
     /// The row's moves cell.
@@ -118,24 +284,135 @@ const TERMINATION: usize = 13;
 const FEN: usize = 15;
 
 impl<'f> RowWriter<'f> {
-    /// A writer that checks `filter` (if any) on each row's tag cells.
-    pub fn new(filter: Option<&'f GameFilter>) -> RowWriter<'f> {
+    /// A writer of the rows of a table of `layout`, which checks `filter`
+    /// (if any) on each game's tag cells and reads evaluations as speaking
+    /// for `eval_side`.
+    pub fn new(layout: Layout, filter: Option<&'f GameFilter>, eval_side: EvalSide) -> Self {
         RowWriter {
+            layout,
             filter: filter.filter(|f| !f.is_empty()),
+            eval_side,
             values: [None; TAG_COLUMNS.len()],
             moves: Vec::new(),
         }
+    }
+
+    /// Writes a row: a game's PGN text, or a position's EPD line. A row
+    /// that cannot be written (a position without its FEN, an evaluation
+    /// that is no number) writes nothing and says why.
+    pub fn row(&mut self, cells: &impl Cells, out: &mut Vec<u8>) -> Result<(), String> {
+        match self.layout {
+            Layout::Games { tags, moves } => {
+                self.game(&tags, moves, cells, out);
+                Ok(())
+            }
+            Layout::Positions { fen, played, eval, mate } => {
+                let at = out.len();
+                let written = self.position(cells, fen, played, eval, mate, out);
+                if written.is_err() {
+                    out.truncate(at);
+                }
+                written
+            }
+        }
+    }
+
+    /// A position's row as an EPD line: the position cell, then the played
+    /// move as `sm` and the evaluation as `ce` (centipawns) or `dm` (a mate
+    /// in moves, negative when the side to move is mated), both from the
+    /// side to move's view, as EPD gives them.
+    fn position(
+        &mut self,
+        cells: &impl Cells,
+        fen: usize,
+        played: Option<usize>,
+        eval: Option<usize>,
+        mate: Option<usize>,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let mut scratch = std::mem::take(&mut self.moves);
+        scratch.clear();
+        let position = cells.text(fen, &mut scratch).map(<[u8]>::trim_ascii).unwrap_or_default();
+        if position.is_empty() {
+            self.moves = scratch;
+            return Err("its position cell is empty".into());
+        }
+        let from = out.len();
+        out.extend_from_slice(position);
+        self.moves = scratch;
+        // The side to move: the FEN's second field.
+        let black = out[from..].split(|b| b.is_ascii_whitespace()).nth(1) == Some(b"b");
+        let sign = if self.eval_side == EvalSide::White && black { -1 } else { 1 };
+        out.extend_from_slice(b" ;");
+        let mut cell = Vec::new();
+        if let Some(col) = played
+            && cells.cell(col, Kind::Text, &mut cell)
+        {
+            out.extend_from_slice(b" sm ");
+            out.extend_from_slice(cell.trim_ascii());
+            out.push(b';');
+        }
+        let number = |cell: &[u8]| std::str::from_utf8(cell).ok()?.trim().parse::<f64>().ok();
+        cell.clear();
+        let mut mate_moves = None;
+        if let Some(col) = mate
+            && cells.cell(col, Kind::Integer, &mut cell)
+        {
+            let n = number(&cell).and_then(whole_number).filter(|n| n.abs() < 10_000);
+            mate_moves = Some(n.ok_or_else(|| {
+                format!(
+                    "its mate cell `{}` is not a number of moves",
+                    String::from_utf8_lossy(&cell)
+                )
+            })?);
+        }
+        cell.clear();
+        if mate_moves.is_none()
+            && let Some(col) = eval
+            && cells.cell(col, Kind::Integer, &mut cell)
+        {
+            let text = cell.trim_ascii();
+            if let Some(m) = text.strip_prefix(b"#") {
+                let n = number(m).and_then(whole_number).filter(|n| n.abs() < 10_000);
+                mate_moves = Some(n.ok_or_else(|| {
+                    format!("its evaluation `{}` is not a mate", String::from_utf8_lossy(text))
+                })?);
+            } else {
+                let cp = number(text).filter(|v| v.abs() < 1e6).ok_or_else(|| {
+                    format!("its evaluation `{}` is not a number", String::from_utf8_lossy(text))
+                })?;
+                let cp = (cp.round() as i64) * sign;
+                out.extend_from_slice(format!(" ce {cp};").as_bytes());
+            }
+        }
+        if let Some(n) = mate_moves {
+            out.extend_from_slice(format!(" dm {};", n * sign).as_bytes());
+        }
+        // One position a line.
+        for b in &mut out[from..] {
+            if *b == b'\n' || *b == b'\r' {
+                *b = b' ';
+            }
+        }
+        out.push(b'\n');
+        Ok(())
     }
 
     /// Writes a row as a game: its tags, then (when it passes the
     /// filters) its moves. A moves cell that holds a whole game (its tags
     /// first) is written with its own tags, then the columns' tags it
     /// lacks.
-    pub fn row(&mut self, cells: &impl Cells, out: &mut Vec<u8>) {
+    fn game(
+        &mut self,
+        tags: &[Option<usize>; TAG_COLUMNS.len()],
+        moves_col: usize,
+        cells: &impl Cells,
+        out: &mut Vec<u8>,
+    ) {
         self.values = [None; TAG_COLUMNS.len()];
         let mut scratch = std::mem::take(&mut self.moves);
         scratch.clear();
-        let moves = cells.moves(&mut scratch).unwrap_or_default();
+        let moves = cells.text(moves_col, &mut scratch).unwrap_or_default();
         let (cell_tags, moves_from) = split_tags(moves);
         let row_start = out.len();
         if cell_tags > 0 {
@@ -152,11 +429,9 @@ impl<'f> RowWriter<'f> {
         let in_cell = |out: &[u8], tag: &str| {
             tag_pairs(&out[row_start..cell_tag_end]).any(|(n, _)| n == tag.as_bytes())
         };
-        let has_date_column = cells.has(DATE);
+        let has_date_column = tags[DATE].is_some();
         for (k, column) in TAG_COLUMNS.iter().enumerate() {
-            if !cells.has(k) {
-                continue;
-            }
+            let Some(col) = tags[k] else { continue };
             if cell_tags > 0 && in_cell(out, column.tag) {
                 continue;
             }
@@ -165,7 +440,7 @@ impl<'f> RowWriter<'f> {
                 let at = out.len();
                 out.extend_from_slice(b"[Date \"");
                 let from = out.len();
-                if cells.tag(k, column.kind, out) {
+                if cells.cell(col, column.kind, out) {
                     let to = out.len();
                     out.extend_from_slice(b"\"]\n");
                     out.extend_from_slice(b"[UTCDate \"");
@@ -183,7 +458,7 @@ impl<'f> RowWriter<'f> {
             out.extend_from_slice(column.tag.as_bytes());
             out.extend_from_slice(b" \"");
             let from = out.len();
-            if !cells.tag(k, column.kind, out) {
+            if !cells.cell(col, column.kind, out) {
                 out.truncate(at);
                 continue;
             }

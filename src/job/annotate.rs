@@ -28,6 +28,7 @@ use crate::{
     io::{
         filter::GameFilter,
         source::{ChunkConfig, Format, display_name},
+        table::TableOptions,
     },
     job::{
         common::{LabelWith, OutputMode, input_infos},
@@ -91,6 +92,8 @@ pub struct AnnotateSettings {
     pub max_positions: u64,
     /// Bytes of text read from each input at most (0: no limit).
     pub max_bytes: u64,
+    /// How tables of games or positions are read.
+    pub table: TableOptions,
     /// This run's shard `(k, n)`: games whose index is `k` modulo `n`.
     pub shard: (u64, u64),
     /// Games per block at most.
@@ -137,6 +140,7 @@ impl Default for AnnotateSettings {
             max_games: 0,
             max_positions: 0,
             max_bytes: 0,
+            table: TableOptions::default(),
             shard: (0, 1),
             block_games: BLOCK_GAMES,
             block_labels: BLOCK_LABELS,
@@ -153,6 +157,15 @@ impl Default for AnnotateSettings {
 /// Why an annotate run could not start or finish.
 #[derive(Debug, thiserror::Error)]
 pub enum AnnotateError {
+    /// No game or position was read from any input.
+    #[error(
+        "no game or position was read from any input: {output} is not written (a file there \
+         is left as it was)"
+    )]
+    NothingRead {
+        /// The output path.
+        output: PathBuf,
+    },
     /// The output is one of the inputs.
     #[error("the output {output} is the input {input}: it would be overwritten before it is read")]
     OutputIsInput {
@@ -434,6 +447,11 @@ impl<S: BlockSink> Collector<S> {
 
     /// The final counts and the block writer (whose open block the caller
     /// writes, or drops when the run was interrupted).
+    /// The sink blocks go to.
+    pub fn sink(&mut self) -> &mut S {
+        self.writer.sink()
+    }
+
     pub fn finish(mut self) -> (AnnotateStats, BlockWriter<S>) {
         self.stats.labelled = self.labels_written;
         (self.stats, self.writer)
@@ -478,8 +496,9 @@ impl Annotation {
             LabelWith::Engine(c) => (LabelSource::Engine, c.describe()?, None),
             LabelWith::Search(net) => (LabelSource::Search, String::new(), net.clone()),
             LabelWith::PgnEval => (LabelSource::PgnEval, String::new(), None),
+            LabelWith::Table => (LabelSource::Table, String::new(), None),
         };
-        let searching = source != LabelSource::PgnEval;
+        let searching = source.searches();
         let threads = settings.threads;
         // Each worker owns a searcher with its own table, all allocated
         // here, before anything is written. With PGN evals nothing is
@@ -534,13 +553,14 @@ impl Annotation {
             gave_up: None,
             sink_failure: None,
             interrupt: interrupt.clone(),
+            games_seen: Default::default(),
         };
         state.sink_failure = state.sink.start(resume_from).err();
         if state.sink_failure.is_none() {
             let searchers = std::mem::take(&mut self.searchers);
             self.stream(&mut state, resume_from, searchers);
         }
-        let RunState { collector, sink, input_errors, gave_up, .. } = state;
+        let RunState { collector, sink, input_errors, gave_up, games_seen, .. } = state;
         let sink_failure = state.sink_failure.or_else(|| sink.finish().err());
         if let Some(e) = state.write_failure {
             return Err(output_error(e));
@@ -549,7 +569,31 @@ impl Annotation {
         // (complete blocks, no end marker), so that it can be resumed.
         let interrupted =
             interrupt.load(Ordering::SeqCst) || gave_up.is_some() || sink_failure.is_some();
-        let (stats, writer) = collector.finish();
+        let (stats, mut writer) = collector.finish();
+        if writer.sink().is_aside() {
+            // Nothing read: the output stays as it was. (An interrupted
+            // run that read games but finished none is put in place, to be
+            // resumed.)
+            if stats.games_read == 0 && games_seen.load(Ordering::Relaxed) == 0 {
+                writer.abandon();
+                if interrupted {
+                    return Ok(AnnotateReport {
+                        header: self.header,
+                        stats,
+                        bytes_written: 0,
+                        seconds: start.elapsed().as_secs_f64(),
+                        threads: self.settings.threads,
+                        interrupted,
+                        resumed_from_game: resume_from,
+                        input_errors,
+                        gave_up,
+                        dedup: None,
+                    });
+                }
+                return Err(AnnotateError::NothingRead { output: self.output });
+            }
+            writer.sink().publish().map_err(output_error)?;
+        }
         let bytes_written = if interrupted { writer.close_incomplete() } else { writer.finish() }
             .map_err(output_error)?;
         if let Some(source) = sink_failure {
@@ -589,8 +633,9 @@ impl Annotation {
             sink.resumed(resume_from, collector.labels_written(), dropped.as_ref());
             return Ok((collector, resume_from));
         }
+        // Made aside, put in place once something is read (`RunState::chunk`).
         let writer =
-            KbzWriter::create(&self.output, &self.header, self.mode == OutputMode::Replace)
+            KbzWriter::create_aside(&self.output, &self.header, self.mode == OutputMode::Replace)
                 .map_err(output_error)?;
         Ok((Collector::new(&self.header.options, dedup, writer), 0))
     }
@@ -599,7 +644,7 @@ impl Annotation {
     fn stream(&self, state: &mut RunState<'_>, resume_from: u64, searchers: Vec<SearchLabeller>) {
         let settings = &self.settings;
         let threads = settings.threads;
-        let searching = self.header.options.label != LabelSource::PgnEval;
+        let searching = self.header.options.label.searches();
         let config = PipelineConfig {
             inputs: self.inputs.clone(),
             format: settings.format,
@@ -610,11 +655,13 @@ impl Annotation {
                 frame_window: threads.max(2),
                 target: if searching { 4 << 10 } else { 256 << 10 },
                 max_text: if settings.max_bytes == 0 { u64::MAX } else { settings.max_bytes },
+                table: settings.table.clone(),
                 ..ChunkConfig::default()
             },
             count_games: true,
             filter: Some(std::sync::Arc::new(self.header.options.filter.clone()))
                 .filter(|f| !f.is_empty()),
+            games_seen: Some(state.games_seen.clone()),
         };
         // `run` takes one labeller per worker thread, and there is a
         // searcher for each.
@@ -650,6 +697,9 @@ struct RunState<'a> {
     gave_up: Option<GaveUp>,
     sink_failure: Option<std::io::Error>,
     interrupt: Arc<AtomicBool>,
+    /// Games the reader has cut so far, before any is processed: whether
+    /// the run has read anything, when it stops before a chunk is done.
+    games_seen: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl RunState<'_> {
@@ -702,6 +752,12 @@ impl RunState<'_> {
                 self.sink_failure = Some(e);
                 return false;
             }
+        }
+        if self.collector.stats.games_read > 0
+            && let Err(e) = self.collector.sink().publish()
+        {
+            self.write_failure = Some(e);
+            return false;
         }
         let c = &self.collector;
         self.sink.progress(self.done_bytes + input_pos, &c.stats, c.labels_written());
@@ -756,7 +812,9 @@ fn check_settings(settings: &mut AnnotateSettings) -> Result<(), AnnotateError> 
                 c.options.retain(|(n, _)| !n.eq_ignore_ascii_case("MultiPV"));
                 c.options.push(("MultiPV".to_string(), settings.multipv.to_string()));
             }
-            LabelWith::PgnEval => return Err(AnnotateError::MultiPvWithoutSearch),
+            LabelWith::PgnEval | LabelWith::Table => {
+                return Err(AnnotateError::MultiPvWithoutSearch);
+            }
             LabelWith::Search(_) => {}
         }
     }
@@ -770,7 +828,7 @@ fn record_options(
     engine: String,
     net: Option<&Net>,
 ) -> Options {
-    let searching = label != LabelSource::PgnEval;
+    let searching = label.searches();
     Options {
         label,
         depth: if searching && s.nodes == 0 { s.depth } else { 0 },

@@ -21,6 +21,9 @@ pub enum LabelWith {
     Search(Option<Net>),
     /// The `[%eval]` comments of the PGN (nothing is searched).
     PgnEval,
+    /// The evaluations the positions came with: a table's evaluation
+    /// column, an EPD line's `ce` or `dm` (nothing is searched).
+    Table,
     /// An external UCI engine, one process per worker.
     Engine(EngineConfig),
 }

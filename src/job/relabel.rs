@@ -113,6 +113,7 @@ impl RelabelInput {
                     LabelSource::Search if o.nodes > 0 => format!("search, {} nodes", o.nodes),
                     LabelSource::Search => format!("search, depth {}", o.depth),
                     LabelSource::PgnEval => "[%eval] of the games".to_string(),
+                    LabelSource::Table => "the evaluations of the positions".to_string(),
                     LabelSource::Engine => o.engine.clone(),
                 };
                 let net = if o.net.is_empty() { String::new() } else { format!(", net {}", o.net) };

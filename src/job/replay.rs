@@ -34,6 +34,7 @@ use crate::{
     io::{
         place::describe,
         source::{ChunkConfig, Format, display_name},
+        table::TableOptions,
     },
     pipeline::{
         fingerprint::Fingerprint,
@@ -59,6 +60,8 @@ pub struct ReplaySettings {
     /// Read at most this many bytes of text from each input (whole games
     /// only): a bound for endless inputs.
     pub max_bytes: Option<u64>,
+    /// How tables of games or positions are read.
+    pub table: TableOptions,
 }
 
 impl Default for ReplaySettings {
@@ -70,6 +73,7 @@ impl Default for ReplaySettings {
             keys: false,
             fingerprints: false,
             max_bytes: None,
+            table: TableOptions::default(),
         }
     }
 }
@@ -151,10 +155,12 @@ impl Replay {
             chunk: ChunkConfig {
                 frame_window: threads.max(2),
                 max_text: self.settings.max_bytes.unwrap_or(u64::MAX),
+                table: self.settings.table.clone(),
                 ..ChunkConfig::default()
             },
             count_games: false,
             filter: None,
+            games_seen: None,
         };
         let options = ReplayOptions {
             verify: self.settings.verify,
@@ -182,7 +188,7 @@ impl Replay {
             || Replayer::new(options.clone()),
             |replayer, chunk| match chunk.format {
                 Format::Pgn => replayer.replay_chunk(chunk),
-                Format::Epd => replayer.replay_epd_chunk(&chunk.data, chunk.offset, chunk.file),
+                Format::Epd => replayer.replay_epd_chunk(chunk),
             },
             |event| {
                 match event {

@@ -23,7 +23,7 @@ use crate::{
         epd::EpdLine,
         filter::{FILTER_TAGS, GameTags, Verdict},
         pgn::{GameReader, ParsedGame, PgnEval},
-        source::{Chunk, Format},
+        source::{Chunk, Format, LinePlaces},
     },
     label::{GaveUp, LabelContext, Labelled, Labeller, LimitKept, LocatedFailure},
     pipeline::replayer::{
@@ -429,18 +429,27 @@ impl<L: Labeller> Worker<L> {
             }
             Format::Epd => {
                 let mut index = chunk.first_game;
-                let mut at = chunk.offset;
+                let mut places = LinePlaces::new(chunk);
+                let mut at = 0;
                 for line in chunk.data.split(|&b| b == b'\n') {
-                    self.at = (chunk.file, at);
-                    at += line.len() as u64 + 1;
+                    self.at = (chunk.file, places.at(at));
+                    at += line.len() + 1;
                     let Some(parsed) = EpdLine::parse(line) else { continue };
                     out.stats.games_read += 1;
                     if self.takes(index) {
-                        let position = parsed
-                            .map_err(|e| e.to_string())
-                            .and_then(|l| l.position().map_err(|e| e.to_string()));
+                        let given = self.options.label == LabelSource::Table;
+                        let position = parsed.map_err(|e| e.to_string()).and_then(|l| {
+                            let pos = l.position().map_err(|e| e.to_string())?;
+                            let played = l.played(&pos)?;
+                            let white = pos.side_to_move() == Color::White;
+                            let eval = match given.then(|| l.evaluation(white)).flatten() {
+                                Some(e) => Some(e?),
+                                None => None,
+                            };
+                            Ok((pos, played, eval))
+                        });
                         match position {
-                            Ok(pos) => self.epd(pos, index, &mut out),
+                            Ok((pos, played, eval)) => self.epd(pos, played, eval, index, &mut out),
                             Err(e) => {
                                 out.stats.rejected += 1;
                                 out.rejected.push(Rejected::at(
@@ -508,7 +517,7 @@ impl<L: Labeller> Worker<L> {
         let mut off_limit = None;
         let mut tables_flags = 0;
         let (score, best, depth, pv, alternatives) = match (o.label, pgn_eval) {
-            (LabelSource::PgnEval, Some(eval)) => match eval {
+            (LabelSource::PgnEval | LabelSource::Table, Some(eval)) => match eval {
                 // A variation in the text is the better line from here,
                 // as an analysis exported by Lichess writes it.
                 Some(e) => {
@@ -520,7 +529,7 @@ impl<L: Labeller> Worker<L> {
                     return None;
                 }
             },
-            (LabelSource::PgnEval, None) => {
+            (LabelSource::PgnEval | LabelSource::Table, None) => {
                 stats.skipped_unlabelled += 1;
                 return None;
             }
@@ -780,20 +789,33 @@ impl<L: Labeller> Worker<L> {
         true
     }
 
-    fn epd(&mut self, mut pos: Position, index: u64, out: &mut ChunkAnnotations) {
+    /// A position of an EPD line (or a table's row): labelled as the
+    /// filters admit, with the move played from it when the line gives one
+    /// (kept as the record's one move) and the evaluation it gives
+    /// (`--label table`).
+    fn epd(
+        &mut self,
+        mut pos: Position,
+        played: Option<Move>,
+        eval: Option<PgnEval>,
+        index: u64,
+        out: &mut ChunkAnnotations,
+    ) {
         if self.cancelled() {
             out.cancelled = true;
             return;
         }
         out.stats.games += 1;
         self.labeller.new_game(pos.is_chess960());
+        let moves = played.and_then(|m| move_index(&pos, m)).into_iter().collect();
         let mut record =
-            GameRecord::new(index, PackedBoard::pack(&pos), 3, Default::default(), Vec::new());
+            GameRecord::new(index, PackedBoard::pack(&pos), 3, Default::default(), moves);
         let mut labels = Vec::new();
         let start_fen = pos.fen();
         let ctx = LabelContext { game: index, ply: 0, start_fen: &start_fen, moves: &[] };
+        let given = (self.options.label == LabelSource::Table).then_some(eval);
         if self.admits(&pos, index, 0, false, &mut out.stats)
-            && let Some(label) = self.label(&mut pos, &ctx, None, &[], None, &mut out.stats)
+            && let Some(label) = self.label(&mut pos, &ctx, given, &[], played, &mut out.stats)
         {
             labels.push(label);
         }

@@ -27,7 +27,7 @@ use crate::{
     io::{
         epd::EpdLine,
         pgn::{BadToken, BadTokenKind, GameReader, ParsedGame},
-        source::Chunk,
+        source::{Chunk, LinePlaces},
     },
     pipeline::fingerprint::Fingerprint,
 };
@@ -533,19 +533,26 @@ impl Replayer {
         }
     }
 
-    /// Checks every line of a chunk of EPD text: one "game" per line.
-    pub fn replay_epd_chunk(&mut self, text: &[u8], base: u64, file: usize) -> ChunkOutcome {
+    /// Checks every line of a chunk of EPD text (or a table's positions):
+    /// one "game" per line, placed by its byte offset (or row).
+    pub fn replay_epd_chunk(&mut self, chunk: &Chunk) -> ChunkOutcome {
+        let (text, file) = (&chunk.data[..], chunk.file);
         let mut out = ChunkOutcome::default();
+        let mut places = LinePlaces::new(chunk);
         let mut offset = 0usize;
         for raw in text.split_inclusive(|&b| b == b'\n') {
-            let line_offset = base + offset as u64;
+            let line_offset = places.at(offset);
             offset += raw.len();
             let Some(parsed) = EpdLine::parse(raw) else { continue };
             let local = out.games;
             out.games += 1;
-            let result = parsed
-                .map_err(|e| e.to_string())
-                .and_then(|l| l.position().map_err(|e| e.to_string()));
+            // A position, and the move played from it (when the line, or
+            // a table's row, gives one) legal there.
+            let result = parsed.map_err(|e| e.to_string()).and_then(|l| {
+                let pos = l.position().map_err(|e| e.to_string())?;
+                l.played(&pos)?;
+                Ok(pos)
+            });
             match result {
                 Ok(pos) => {
                     if pos.is_chess960() {

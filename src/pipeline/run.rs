@@ -85,6 +85,10 @@ pub struct PipelineConfig {
     /// reading a game's moves (Parquet: on its tag columns). The workers
     /// still apply them: this only saves work.
     pub filter: Option<std::sync::Arc<GameFilter>>,
+    /// With `count_games`: the games read so far, counted as the reader
+    /// cuts them (before any is processed), for a caller that must know
+    /// early whether its inputs hold any.
+    pub games_seen: Option<std::sync::Arc<std::sync::atomic::AtomicU64>>,
 }
 
 /// The number of games (PGN) or positions (EPD) in a chunk, counted the
@@ -199,6 +203,9 @@ where
                         if config.count_games {
                             chunk.first_game = games;
                             games += count_games(&chunk);
+                            if let Some(seen) = &config.games_seen {
+                                seen.store(games, Ordering::Relaxed);
+                            }
                         }
                         let result = work(&mut state, &chunk);
                         release.after(chunk.file, &chunk.data);
@@ -242,6 +249,9 @@ fn read_inputs(
             {
                 chunk.first_game = games;
                 games += count_games(chunk);
+                if let Some(seen) = &config.games_seen {
+                    seen.store(games, Ordering::Relaxed);
+                }
             }
             let ok = jobs.send((seq, event)).is_ok();
             seq += 1;

@@ -74,6 +74,17 @@ pub enum LabelSource {
     PgnEval,
     /// An external UCI engine.
     Engine,
+    /// The evaluations the positions came with: a table's evaluation
+    /// column, an EPD line's `ce` or `dm`.
+    Table,
+}
+
+impl LabelSource {
+    /// Whether labels come from a search (kibitz's or an engine's) rather
+    /// than from the input.
+    pub fn searches(self) -> bool {
+        matches!(self, LabelSource::Search | LabelSource::Engine)
+    }
 }
 
 /// The options that shape the output, recorded so a file says how it was

@@ -82,6 +82,37 @@ impl KbzWriter {
         Ok(writer)
     }
 
+    /// Creates an output aside, as [`KbzWriter::create_whole`] does, to be
+    /// put in place by [`KbzWriter::publish`] once the run has read
+    /// something: a run that reads nothing leaves `path` as it was (an
+    /// older file included) and [`KbzWriter::abandon`] removes what it
+    /// wrote. Once published, the file is written in place, resumable.
+    pub fn create_aside(path: &Path, header: &Header, force: bool) -> io::Result<KbzWriter> {
+        KbzWriter::create_whole(path, header, force)
+    }
+
+    /// Puts an output made aside in place ([`KbzWriter::create_aside`]):
+    /// from here it is written in place, its complete blocks kept by a
+    /// crash. Nothing to do for an output already in place.
+    pub fn publish(&mut self) -> io::Result<()> {
+        let Some(whole) = self.whole.take() else { return Ok(()) };
+        std::fs::rename(&self.path, &whole).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot move {} to {}: {e}", self.path.display(), whole.display()),
+            )
+        })?;
+        let dir = whole.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        File::open(dir)?.sync_all()?;
+        self.path = whole;
+        Ok(())
+    }
+
+    /// Whether the output is still aside ([`KbzWriter::create_aside`]).
+    pub fn is_aside(&self) -> bool {
+        self.whole.is_some()
+    }
+
     /// Opens an interrupted file to continue it: checks that its header
     /// equals `header`, keeps every complete, valid block, truncates what
     /// follows, and returns the writer with the blocks kept.

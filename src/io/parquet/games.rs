@@ -1,10 +1,13 @@
-//! Tables of games: one game a row, read as PGN. Lichess's
-//! `standard-chess-games` is one; so is any table whose moves are in a
-//! column of one of the names [`MOVES_COLUMNS`] lists (pandas' and
-//! pyarrow's tables of `pgn`, `moves`, `uci`...).
+//! Tables of games (one game a row, read as PGN) and of positions (one
+//! position a row, read as an EPD line). Lichess's `standard-chess-games`
+//! is a table of games; so is any table whose moves are in a column of one
+//! of the names [`crate::io::table::MOVES_COLUMNS`] lists (pandas' and
+//! pyarrow's tables of `pgn`, `moves`, `uci`...); a table without one but
+//! with a `fen` or `epd` column is a table of positions
+//! ([`crate::io::table::Layout`]).
 //!
-//! Each row becomes the PGN text of its game: a tag for each column of
-//! [`TAG_COLUMNS`] that the row holds (a null column, or one the file
+//! Each row of games becomes the PGN text of its game: a tag for each
+//! column of [`crate::io::table::TAG_COLUMNS`] that the row holds (a null column, or one the file
 //! lacks, is no tag; names are matched ignoring case, `_` and `-`), then
 //! the moves cell. A cell may hold movetext with or without move numbers,
 //! UCI moves, or a whole game with its tags, which then win over the
@@ -36,7 +39,7 @@ use rayon::prelude::*;
 use super::{push_cell, readable};
 use crate::io::{
     filter::GameFilter,
-    table::{Cells, Kind, MOVES_COLUMNS, RowWriter, TAG_COLUMNS, normalize},
+    table::{Cells, Kind, Layout, RowWriter, TableOptions},
 };
 
 /// The most rows decoded as one unit of work: a row group of more is read
@@ -46,70 +49,41 @@ pub const UNIT_ROWS: usize = 8192;
 /// Rows decoded at a time within a unit.
 const BATCH_ROWS: usize = 1024;
 
-/// Where each column of a games file is (`None`: the file lacks it).
+/// Where the columns of a table are, and the projection of those read.
 #[derive(Clone, Debug)]
-pub struct GameColumns {
-    /// The tag columns, as [`TAG_COLUMNS`] lists them.
-    tags: [Option<usize>; TAG_COLUMNS.len()],
-    /// The moves column.
-    movetext: usize,
-    /// The projection of those columns.
+pub struct TableColumns {
+    /// The columns, as the table's names settle them.
+    pub layout: Layout,
+    /// The projection of the columns read.
     mask: ProjectionMask,
 }
 
-impl GameColumns {
-    /// Finds the columns in a file's schema: the moves column `moves`
-    /// names, or else the first of [`MOVES_COLUMNS`]; an error names the
-    /// columns the file has and those looked for, or a column of a type
-    /// that cannot be read.
-    pub fn find(meta: &ArrowReaderMetadata, moves: Option<&str>) -> Result<GameColumns, String> {
+impl TableColumns {
+    /// Finds the columns in a file's schema ([`Layout::find`]); an error
+    /// names the columns the file has and those looked for, or a column of
+    /// a type that cannot be read.
+    pub fn find(
+        meta: &ArrowReaderMetadata,
+        options: &TableOptions,
+    ) -> Result<TableColumns, String> {
         let schema = meta.schema();
-        let names: Vec<String> = schema.fields().iter().map(|f| normalize(f.name())).collect();
-        let index = |name: &str| names.iter().position(|n| n == name);
-        let wanted: Vec<String> = match moves {
-            Some(m) => vec![normalize(m)],
-            None => MOVES_COLUMNS.iter().map(|m| m.to_string()).collect(),
-        };
-        let movetext = wanted.iter().find_map(|w| index(w)).ok_or_else(|| {
-            let have: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
-            let looked = match moves {
-                Some(m) => format!("`{m}`, the column --moves-column names"),
-                None => format!("one of {}", MOVES_COLUMNS.join(", ")),
-            };
-            format!(
-                "no column of moves: looked for {looked}, ignoring case, `_` and `-` (the file's \
-                 columns: {})",
-                have.join(", ")
-            )
-        })?;
-        let check = |i: usize, kind: Kind| {
+        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let layout = Layout::find(&names, options)?;
+        let columns = layout.columns();
+        for &(i, kind) in &columns {
             let f = &schema.fields()[i];
-            if readable(f.data_type(), kind) {
-                Ok(())
-            } else {
-                Err(format!(
+            if !readable(f.data_type(), kind) {
+                return Err(format!(
                     "column `{}` is of type {}, which kibitz cannot read",
                     f.name(),
                     f.data_type()
-                ))
-            }
-        };
-        check(movetext, Kind::Text)?;
-        let mut tags = [None; TAG_COLUMNS.len()];
-        for (slot, column) in tags.iter_mut().zip(TAG_COLUMNS) {
-            if let Some(i) = column.names.iter().find_map(|n| index(n)) {
-                if i == movetext {
-                    continue;
-                }
-                check(i, column.kind)?;
-                *slot = Some(i);
+                ));
             }
         }
         // Top-level columns: a root's index is its field's.
-        let mut roots: Vec<usize> = tags.iter().flatten().copied().collect();
-        roots.push(movetext);
+        let roots = columns.iter().map(|c| c.0);
         let mask = ProjectionMask::roots(meta.parquet_schema(), roots);
-        Ok(GameColumns { tags, movetext, mask })
+        Ok(TableColumns { layout, mask })
     }
 }
 
@@ -150,20 +124,22 @@ pub fn units(meta: &ArrowReaderMetadata) -> Vec<Unit> {
     out
 }
 
-/// Games as PGN text, with each game's place: its first byte in the text
-/// and its row in the file.
+/// Rows as PGN games or EPD lines, with each row's place: its first byte
+/// in the text and its row in the file.
 #[derive(Debug, Default)]
 pub struct Piece {
     /// The text.
     pub text: Vec<u8>,
-    /// (first byte in `text`, row in the file) of each game.
+    /// (first byte in `text`, row in the file) of each row written.
     pub places: Vec<(u32, u64)>,
+    /// The rows that could not be written: (row in the file, why).
+    pub errors: Vec<(u64, String)>,
 }
 
 /// Decodes one unit of a file into pieces of about `target` bytes of
 /// text.
 fn decode_unit(
-    file: &GamesFile,
+    file: &TableFile,
     unit: Unit,
     target: usize,
     filter: Option<&GameFilter>,
@@ -188,29 +164,34 @@ fn decode_unit(
     let mut pieces = Vec::new();
     let mut piece = Piece::default();
     let mut row = unit.first;
-    let mut writer = RowWriter::new(filter);
+    let mut writer = RowWriter::new(columns.layout.clone(), filter, file.options.eval_side);
+    let read: Vec<usize> = columns.layout.columns().iter().map(|c| c.0).collect();
     for batch in reader {
         let batch = batch.map_err(|e| e.to_string())?;
-        let column = |i: usize| batch_column(&batch, schema.field(i).name());
-        let tags: Vec<Option<&dyn Array>> =
-            columns.tags.iter().map(|c| c.and_then(column)).collect();
-        let movetext = column(columns.movetext)
-            .ok_or_else(|| "the moves column is missing from a batch".to_string())?;
+        let mut arrays: Vec<Option<&dyn Array>> = vec![None; schema.fields().len()];
+        for &i in &read {
+            let array = batch_column(&batch, schema.field(i).name()).ok_or_else(|| {
+                format!("column `{}` is missing from a batch", schema.field(i).name())
+            })?;
+            arrays[i] = Some(array);
+        }
         for i in 0..batch.num_rows() {
-            let cells = ArrowCells { tags: &tags, movetext, i };
+            let cells = ArrowCells { arrays: &arrays, i };
             let start = piece.text.len();
             if start > u32::MAX as usize / 2 {
                 return Err("a row group's text is too large".into());
             }
-            piece.places.push((start as u32, row));
-            writer.row(&cells, &mut piece.text);
+            match writer.row(&cells, &mut piece.text) {
+                Ok(()) => piece.places.push((start as u32, row)),
+                Err(why) => piece.errors.push((row, why)),
+            }
             row += 1;
             if piece.text.len() >= target {
                 pieces.push(std::mem::take(&mut piece));
             }
         }
     }
-    if !piece.places.is_empty() {
+    if !piece.places.is_empty() || !piece.errors.is_empty() {
         pieces.push(piece);
     }
     Ok(pieces)
@@ -221,47 +202,46 @@ fn batch_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a dyn Array>
     batch.column_by_name(name).map(|a| a.as_ref())
 }
 
-/// Row `i` of a batch, its columns as a games file's are found.
+/// Row `i` of a batch, its columns at their index in the file (`None`
+/// for those not read).
 struct ArrowCells<'a> {
-    tags: &'a [Option<&'a dyn Array>],
-    movetext: &'a dyn Array,
+    arrays: &'a [Option<&'a dyn Array>],
     i: usize,
 }
 
 impl Cells for ArrowCells<'_> {
-    fn has(&self, k: usize) -> bool {
-        self.tags[k].is_some()
+    fn cell(&self, col: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
+        self.arrays[col].is_some_and(|a| push_cell(a, self.i, kind, out))
     }
 
-    fn tag(&self, k: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
-        self.tags[k].is_some_and(|a| push_cell(a, self.i, kind, out))
-    }
-
-    fn moves<'s>(&'s self, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
-        match super::text_slice(self.movetext, self.i) {
+    fn text<'s>(&'s self, col: usize, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
+        let array = self.arrays[col]?;
+        match super::text_slice(array, self.i) {
             Some(text) => Some(text),
-            None => push_cell(self.movetext, self.i, Kind::Text, scratch).then_some(&scratch[..]),
+            None => push_cell(array, self.i, Kind::Text, scratch).then_some(&scratch[..]),
         }
     }
 }
 
-/// A games file opened: its bytes, footer and columns.
-pub struct GamesFile {
+/// A table file opened: its bytes, footer and columns.
+pub struct TableFile {
     /// The file's bytes (a memory map).
     pub bytes: Bytes,
     /// Its footer.
     pub meta: ArrowReaderMetadata,
     /// Its columns.
-    pub columns: Arc<GameColumns>,
+    pub columns: Arc<TableColumns>,
+    /// How the run reads tables.
+    pub options: TableOptions,
 }
 
-impl GamesFile {
-    /// Opens a games file from its bytes; `moves` names its moves column
-    /// (else the first of [`MOVES_COLUMNS`] it has).
-    pub fn open(bytes: Bytes, moves: Option<&str>) -> Result<GamesFile, String> {
+impl TableFile {
+    /// Opens a table file from its bytes, its columns found as `options`
+    /// say.
+    pub fn open(bytes: Bytes, options: &TableOptions) -> Result<TableFile, String> {
         let meta = super::open_metadata(&bytes)?;
-        let columns = Arc::new(GameColumns::find(&meta, moves)?);
-        Ok(GamesFile { bytes, meta, columns })
+        let columns = Arc::new(TableColumns::find(&meta, options)?);
+        Ok(TableFile { bytes, meta, columns, options: options.clone() })
     }
 
     /// Decodes a window of units in parallel, in order. The decoder is

@@ -9,8 +9,8 @@ use std::{
 use super::{Compression, Format};
 use crate::io::mapguard::GuardedMap;
 
-/// Chunking parameters.
-#[derive(Clone, Copy, Debug)]
+/// Chunking parameters, and how tables are read.
+#[derive(Clone, Debug)]
 pub struct ChunkConfig {
     /// Preferred chunk size in bytes.
     pub target: usize,
@@ -22,11 +22,19 @@ pub struct ChunkConfig {
     pub max_text: u64,
     /// Zstd frames decoded at once when a file has several.
     pub frame_window: usize,
+    /// How tables (Parquet, CSV) are read: their columns and rows.
+    pub table: crate::io::table::TableOptions,
 }
 
 impl Default for ChunkConfig {
     fn default() -> ChunkConfig {
-        ChunkConfig { target: 256 << 10, max_game: 256 << 20, frame_window: 8, max_text: u64::MAX }
+        ChunkConfig {
+            target: 256 << 10,
+            max_game: 256 << 20,
+            frame_window: 8,
+            max_text: u64::MAX,
+            table: Default::default(),
+        }
     }
 }
 
@@ -121,6 +129,35 @@ impl Chunk {
     /// games' places are their byte offsets).
     pub fn places(&self) -> &[(u32, u64)] {
         self.places.as_deref().unwrap_or(&[])
+    }
+}
+
+/// The places of the lines of a chunk of EPD lines, as messages name
+/// them: a table's rows when the chunk has places (see
+/// [`Chunk::places`]), else byte offsets from the chunk's.
+#[derive(Clone, Debug)]
+pub struct LinePlaces<'a> {
+    places: &'a [(u32, u64)],
+    next: usize,
+    base: u64,
+}
+
+impl<'a> LinePlaces<'a> {
+    /// The places of a chunk's lines.
+    pub fn new(chunk: &'a Chunk) -> LinePlaces<'a> {
+        LinePlaces { places: chunk.places(), next: 0, base: chunk.offset }
+    }
+
+    /// The place of the line that starts at byte `at` of the chunk's text
+    /// (lines asked for in order).
+    pub fn at(&mut self, at: usize) -> u64 {
+        if self.places.is_empty() {
+            return self.base + at as u64;
+        }
+        while self.places.get(self.next + 1).is_some_and(|p| p.0 as usize <= at) {
+            self.next += 1;
+        }
+        self.places[self.next].1
     }
 }
 

@@ -26,7 +26,7 @@ mod detect;
 mod frames;
 mod split;
 
-pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent, Release};
+pub use chunk::{Chunk, ChunkConfig, ChunkData, Emit, InputEvent, LinePlaces, Release};
 pub use detect::{
     Compression, Format, PARQUET_MAGIC, binary_at, is_parquet, is_parquet_file, sniff_format,
 };
@@ -74,7 +74,8 @@ pub fn read_input_filtered(
     emit: &mut Emit<'_>,
 ) {
     let name = display_name(path);
-    let mut reader = InputReader { file, config: *config, emit, stopped: false, filter, name };
+    let mut reader =
+        InputReader { file, config: config.clone(), emit, stopped: false, filter, name };
     reader.run(path, format);
 }
 
@@ -261,17 +262,16 @@ impl InputReader<'_, '_> {
         let compression = Compression::detect(map);
         match compression {
             Compression::Plain => {
+                if format.is_none() && crate::io::csv::headerless(&map[..map.len().min(1 << 16)]) {
+                    let format = Format::Epd;
+                    self.send(InputEvent::Start { file, size: Some(size), compression, format });
+                    self.error(None, crate::io::csv::HEADERLESS.into());
+                    return (size, 0);
+                }
                 if format.is_none()
                     && let Some(sep) = crate::io::csv::sniff(&map[..map.len().min(1 << 16)])
                 {
-                    let start = InputEvent::Start {
-                        file,
-                        size: Some(size),
-                        compression,
-                        format: Format::Pgn,
-                    };
-                    self.send(start);
-                    let text = self.csv(&map[..], sep, &|| size);
+                    let text = self.csv(&map[..], sep, (Some(size), compression), &|| size);
                     return (size, text);
                 }
                 let format = format.unwrap_or_else(|| sniff_format(&map[..map.len().min(1 << 16)]));
@@ -378,19 +378,20 @@ impl InputReader<'_, '_> {
     #[cfg(feature = "parquet")]
     fn parquet(&mut self, map: &Arc<GuardedMap>) -> (u64, u64) {
         use crate::io::parquet::{
-            games::{GamesFile, units},
+            games::{TableFile, units},
             map_bytes, row_group_starts,
         };
         let file = self.file;
         let size = map.len() as u64;
-        let start = InputEvent::Start {
-            file,
-            size: Some(size),
-            compression: Compression::Parquet,
-            format: Format::Pgn,
+        let games = TableFile::open(map_bytes(map.clone()), &self.config.table);
+        let format = match &games {
+            Ok(g) if g.columns.layout.positions() => Format::Epd,
+            _ => Format::Pgn,
         };
+        let start =
+            InputEvent::Start { file, size: Some(size), compression: Compression::Parquet, format };
         self.send(start);
-        let games = match GamesFile::open(map_bytes(map.clone()), None) {
+        let games = match games {
             Ok(g) => g,
             Err(e) => {
                 self.error(None, e);
@@ -414,21 +415,18 @@ impl InputReader<'_, '_> {
                 match result {
                     Ok(pieces) => {
                         for piece in pieces {
+                            for (row, why) in piece.errors {
+                                self.error(Some(row), bad_row(&why));
+                            }
+                            if piece.places.is_empty() {
+                                continue;
+                            }
                             text += piece.text.len() as u64;
                             if text > self.config.max_text {
                                 self.error(None, max_bytes_message(self.config.max_text));
                                 return (unit.end_byte, text - piece.text.len() as u64);
                             }
-                            let offset = piece.places.first().map_or(unit.first, |p| p.1);
-                            self.send(InputEvent::Chunk(Chunk {
-                                file,
-                                format: Format::Pgn,
-                                offset,
-                                input_pos: unit.end_byte,
-                                data: ChunkData::Owned(piece.text),
-                                first_game: 0,
-                                places: Some(piece.places.into()),
-                            }));
+                            self.send_rows(format, piece.text, piece.places, unit.end_byte);
                         }
                     }
                     Err(e) => self.error(
@@ -447,25 +445,34 @@ impl InputReader<'_, '_> {
         (size, text)
     }
 
-    /// A CSV (or TSV) table of games, separated by `sep`: its rows as PGN
-    /// games, placed by their lines, handed on in chunks. `input_pos` says
-    /// how far into the input the reading is (for progress). Returns the
-    /// bytes of PGN text made.
-    fn csv<R: Read>(&mut self, reader: R, sep: u8, input_pos: &dyn Fn() -> u64) -> u64 {
-        use crate::io::{
-            csv::{CsvCells, CsvColumns},
-            table::RowWriter,
-        };
+    /// A CSV (or TSV) table, separated by `sep`: its rows as PGN games or
+    /// EPD lines, placed by their lines, handed on in chunks; its start
+    /// (its size and compression) is announced once its header
+    /// says which. `input_pos` says how far into the input the reading is
+    /// (for progress). Returns the bytes of text made.
+    fn csv<R: Read>(
+        &mut self,
+        reader: R,
+        sep: u8,
+        (size, compression): (Option<u64>, Compression),
+        input_pos: &dyn Fn() -> u64,
+    ) -> u64 {
+        use crate::io::{csv::CsvCells, table::RowWriter};
         let mut table = ::csv::ReaderBuilder::new()
             .delimiter(sep)
             .flexible(true)
             .has_headers(true)
             .from_reader(reader);
-        let columns = match table.byte_headers() {
-            Ok(h) => CsvColumns::find(h, None),
+        let layout = match table.byte_headers() {
+            Ok(h) => crate::io::csv::layout(h, &self.config.table),
             Err(e) => Err(format!("the CSV header cannot be read: {e}")),
         };
-        let columns = match columns {
+        let format = match &layout {
+            Ok(l) if l.positions() => Format::Epd,
+            _ => Format::Pgn,
+        };
+        self.send(InputEvent::Start { file: self.file, size, compression, format });
+        let layout = match layout {
             Ok(c) => c,
             Err(e) => {
                 self.error(None, e);
@@ -473,7 +480,7 @@ impl InputReader<'_, '_> {
             }
         };
         crate::io::place::register_lines(&self.name);
-        let mut writer = RowWriter::new(self.filter);
+        let mut writer = RowWriter::new(layout, self.filter, self.config.table.eval_side);
         let mut record = ::csv::ByteRecord::new();
         let mut text = Vec::new();
         let mut places: Vec<(u32, u64)> = Vec::new();
@@ -509,31 +516,44 @@ impl InputReader<'_, '_> {
                 );
                 continue;
             }
-            places.push((text.len() as u32, line));
-            writer.row(&CsvCells { record: &record, columns: &columns }, &mut text);
+            let at = text.len() as u32;
+            match writer.row(&CsvCells { record: &record }, &mut text) {
+                Ok(()) => places.push((at, line)),
+                Err(why) => {
+                    self.error(Some(line), bad_row(&why));
+                    continue;
+                }
+            }
             if text.len() >= self.config.target || text.len() > u32::MAX as usize / 2 {
                 total += text.len() as u64;
                 if total > self.config.max_text {
                     self.error(None, max_bytes_message(self.config.max_text));
                     return total - text.len() as u64;
                 }
-                self.send_rows(std::mem::take(&mut text), std::mem::take(&mut places), input_pos());
+                let (rows, at) = (std::mem::take(&mut text), std::mem::take(&mut places));
+                self.send_rows(format, rows, at, input_pos());
             }
         }
         if !places.is_empty() && !self.stopped {
             total += text.len() as u64;
-            self.send_rows(text, places, input_pos());
+            self.send_rows(format, text, places, input_pos());
         }
         total
     }
 
-    /// Hands on a table's rows written as PGN games, each placed by its
-    /// row (or line).
-    fn send_rows(&mut self, text: Vec<u8>, places: Vec<(u32, u64)>, input_pos: u64) {
+    /// Hands on a table's rows written as PGN games or EPD lines
+    /// (`format`), each placed by its row (or line).
+    fn send_rows(
+        &mut self,
+        format: Format,
+        text: Vec<u8>,
+        places: Vec<(u32, u64)>,
+        input_pos: u64,
+    ) {
         let offset = places.first().map_or(0, |p| p.1);
         self.send(InputEvent::Chunk(Chunk {
             file: self.file,
-            format: Format::Pgn,
+            format,
             offset,
             input_pos,
             data: ChunkData::Owned(text),
@@ -650,13 +670,18 @@ impl InputReader<'_, '_> {
             };
             let data = &buf[..n];
             if let Some((size, compression, format)) = pending_start.take() {
+                if format.is_none() && crate::io::csv::headerless(data) {
+                    let format = Format::Epd;
+                    self.send(InputEvent::Start { file, size, compression, format });
+                    self.error(None, crate::io::csv::HEADERLESS.into());
+                    return 0;
+                }
                 if format.is_none()
                     && let Some(sep) = crate::io::csv::sniff(data)
                 {
-                    self.send(InputEvent::Start { file, size, compression, format: Format::Pgn });
                     let head = io::Cursor::new(data.to_vec());
                     let load = || count.load(std::sync::atomic::Ordering::Relaxed);
-                    return self.csv(head.chain(reader), sep, &load);
+                    return self.csv(head.chain(reader), sep, (size, compression), &load);
                 }
                 let format = format.unwrap_or_else(|| sniff_format(data));
                 self.send(InputEvent::Start { file, size, compression, format });
@@ -664,7 +689,7 @@ impl InputReader<'_, '_> {
                     self.error(Some(0), why);
                     return 0;
                 }
-                splitter = Some(Splitter::new(format, self.config));
+                splitter = Some(Splitter::new(format, self.config.clone()));
             }
             if !self.push_text(&mut splitter, data, count) {
                 break;
@@ -772,7 +797,7 @@ impl InputReader<'_, '_> {
             self.error(Some(0), why);
             return None;
         }
-        Some(Splitter::new(format, self.config))
+        Some(Splitter::new(format, self.config.clone()))
     }
 
     /// A mapped zstd file decoded as one stream (one frame, or frames too
@@ -971,6 +996,11 @@ unsafe impl zstd::zstd_safe::WriteBuf for Room<'_> {
 }
 
 /// What the error message adds about a game dropped by [`drop_cut_game`].
+/// The message of a table's row that cannot be read.
+fn bad_row(why: &str) -> String {
+    format!("a row that cannot be read: {why}; skipped")
+}
+
 fn cut_game_note(cut: Option<u64>) -> String {
     cut.map_or_else(String::new, |at| {
         format!(" (the game it cuts, from text byte {at}, is not read)")

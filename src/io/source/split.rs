@@ -101,8 +101,8 @@ impl Splitter {
     pub(super) fn new(format: Format, config: ChunkConfig) -> Splitter {
         Splitter {
             format,
-            config,
             buf: Vec::with_capacity(config.target * 2),
+            config,
             offset: 0,
             head: 0,
             skipping: false,
@@ -344,7 +344,7 @@ mod tests {
         // Reads smaller and much larger than the target: chunks stay near
         // the target either way (a decoder hands over 256 KiB at a time).
         for read_size in [777, 100_000] {
-            let mut s = Splitter::new(Format::Pgn, config);
+            let mut s = Splitter::new(Format::Pgn, config.clone());
             let mut chunks = Vec::new();
             for piece in text.chunks(read_size) {
                 s.buf.extend_from_slice(piece);

@@ -298,7 +298,7 @@ impl SelfPlay {
         let (source, engine, net) = match &settings.player {
             LabelWith::Engine(c) => (LabelSource::Engine, c.describe()?, None),
             LabelWith::Search(net) => (LabelSource::Search, String::new(), net.clone()),
-            LabelWith::PgnEval => return Err(SelfPlayError::NoPlayer),
+            LabelWith::PgnEval | LabelWith::Table => return Err(SelfPlayError::NoPlayer),
         };
         let table = |source| SelfPlayError::Table { source, threads };
         let searchers = match source {
