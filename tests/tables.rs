@@ -384,3 +384,54 @@ fn bad_rows_and_runs_that_read_nothing() {
     let (_, _, err) = kibitz(&["replay", s(&headerless)]);
     assert!(err.contains("headerless.csv: a CSV table without a header line"), "{err}");
 }
+
+/// README's example of tables from other pipelines, run as written: its
+/// files made from the sample's games and positions.
+#[test]
+fn readme_table_example_runs_as_written() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = &readme[readme.find("<!-- table-example -->").unwrap()
+        ..readme.find("<!-- /table-example -->").unwrap()];
+    let dir = TempDir::new("tables-readme");
+    let mut rows = vec![vec!["White".to_string(), "Black".into(), "Result".into(), "moves".into()]];
+    for (tags, moves) in sample_games() {
+        let result = tag(&tags, "Result").to_string();
+        rows.push(vec![
+            tag(&tags, "White").into(),
+            tag(&tags, "Black").into(),
+            result,
+            bare(&moves),
+        ]);
+    }
+    write_csv(&dir.path("games.csv"), b',', &rows);
+    let positions = sample_positions();
+    let mut rows = vec![vec!["fen".to_string(), "next_move".into(), "cp".into()]];
+    rows.extend(positions.iter().map(|(fen, _, uci, eval)| {
+        vec![fen.clone(), uci.clone(), eval.map_or(String::new(), |cp| cp.to_string())]
+    }));
+    write_csv(&dir.path("positions.csv"), b',', &rows);
+    let commands: Vec<&str> = block.lines().filter(|l| l.starts_with("kibitz ")).collect();
+    assert_eq!(commands.len(), 5, "{block}");
+    for line in commands {
+        let args: Vec<&str> = line.split_whitespace().skip(1).collect();
+        let out =
+            crate::util::kibitz_command().args(&args).current_dir(dir.root()).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{line}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    // Every position searched; those with an evaluation in centipawns
+    // labelled from it.
+    let searched = std::fs::read_to_string(dir.path("searched.jsonl")).unwrap();
+    assert_eq!(searched.lines().count(), positions.len());
+    let (code, given, err) = kibitz(&["export", s(&dir.path("given.kbz")), "--format", "jsonl"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(given.lines().count() > 20, "{given}");
+    for line in given.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let sign = if white(v["fen"].as_str().unwrap()) { 1 } else { -1 };
+        let given = |p: &&(String, String, String, Result<i32, i32>)| {
+            p.0 == v["fen"] && p.3.is_ok_and(|cp| v["score"] == cp * sign)
+        };
+        assert!(positions.iter().any(|p| given(&p)), "{line}");
+    }
+}

@@ -24,12 +24,13 @@ pub fn sniff(head: &[u8]) -> Option<u8> {
         return None;
     }
     let names = line.split(|&b| b == sep).map(|n| n.trim_ascii());
+    // An empty name is pandas' unnamed index (`,pgn,elo`); one name at
+    // least is not empty.
     let name_like = |n: &[u8]| {
-        !n.is_empty()
-            && n.len() <= 64
-            && n.iter().all(|&b| b.is_ascii_alphanumeric() || b"_-. \"'".contains(&b))
+        n.len() <= 64 && n.iter().all(|&b| b.is_ascii_alphanumeric() || b"_-. \"'".contains(&b))
     };
-    names.clone().all(name_like).then_some(sep)
+    let named = names.clone().any(|n| n.iter().any(u8::is_ascii_alphanumeric));
+    (named && names.clone().all(name_like)).then_some(sep)
 }
 
 /// Whether text that starts with `head` is a CSV or TSV table of positions
@@ -135,6 +136,9 @@ mod tests {
         assert_eq!(sniff(b"rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - bm e4;\n"), None);
         assert_eq!(sniff(b"e4 e5 Nf3 *\n"), None);
         assert_eq!(sniff(b""), None);
+        // pandas' `to_csv` with its index: the index's name is empty.
+        assert_eq!(sniff(b",pgn,white_elo\n0,\"1. e4 *\",1500.0\n"), Some(b','));
+        assert_eq!(sniff(b",,\n"), None);
     }
 
     #[test]
