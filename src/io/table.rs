@@ -129,10 +129,10 @@ pub enum EvalSide {
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct TableOptions {
     /// The column of moves of a table of games (else the first of
-    /// [`MOVES_COLUMNS`] a table has).
+    /// `movetext`, `pgn`, `moves`, `san`, `game`, `uci` a table has).
     pub moves_column: Option<String>,
     /// The column of positions of a table of positions (else the first of
-    /// [`POSITION_COLUMNS`]).
+    /// `fen`, `epd`, `position`).
     pub fen_column: Option<String>,
     /// What the rows are.
     pub rows: Rows,
@@ -218,7 +218,9 @@ impl Layout {
         ))
     }
 
-    /// The columns read, each with how its values are read.
+    /// The columns read, each with how its values are read (a Parquet
+    /// table's projection and type checks).
+    #[cfg(feature = "parquet")]
     pub fn columns(&self) -> Vec<(usize, Kind)> {
         match self {
             Layout::Games { tags, moves } => {
