@@ -208,6 +208,24 @@ def jsonl_without_played(text):
     return out
 
 
+def check_shapes(kibitz, work, frame, what, reference, runs):
+    """Writes `frame` in every shape; each must replay as `reference`
+    (games and plies) and annotate, for each (flags, view, want, title) of
+    `runs`, to JSON lines whose `view` is `want`."""
+    stem = re.sub(r"\W+", "-", what)
+    kbz = os.path.join(work, f"{stem}.kbz")
+    for shape in SHAPES:
+        table = write_shape(frame, work, stem, shape)
+        p = run(kibitz, "replay", table, check_code=False)
+        check(f"{what}, {shape}: replay's games and plies",
+              (summary(p.stdout, "games"), summary(p.stdout, "plies")), reference)
+        for flags, view, want, title in runs:
+            run(kibitz, "annotate", table, *flags, "--force", "-o", kbz)
+            got = run(kibitz, "export", kbz, "--format", "jsonl").stdout
+            check(f"{what}, {shape}: {title} ({len(got.splitlines())} lines)",
+                  view(got) == want, True)
+
+
 def table_shapes(kibitz, shared, work, conv):
     print("== other pipelines' tables, in every shape, read as their PGN and EPD")
     import chess
@@ -234,15 +252,8 @@ def table_shapes(kibitz, shared, work, conv):
         kbz = os.path.join(work, f"shape-{name}.kbz")
         run(kibitz, "annotate", pgn, *label, "--force", "-o", kbz)
         want = run(kibitz, "export", kbz, "--format", "jsonl").stdout
-        for shape in SHAPES:
-            table = write_shape(frame, work, f"games-{name}", shape)
-            p = run(kibitz, "replay", table, check_code=False)
-            check(f"{name} games ({len(rows)}), {shape}: replay's games and plies",
-                  (summary(p.stdout, "games"), summary(p.stdout, "plies")), reference)
-            run(kibitz, "annotate", table, *label, "--force", "-o", kbz)
-            got = run(kibitz, "export", kbz, "--format", "jsonl").stdout
-            check(f"{name} games, {shape}: annotate's JSON lines ({len(got.splitlines())}) equal "
-                  "the PGN's", got == want, True)
+        runs = [(label, lambda text: text, want, "annotate's JSON lines equal the PGN's")]
+        check_shapes(kibitz, work, frame, f"{name} games ({len(rows)})", reference, runs)
     # Positions: every EPD suite, its positions as FENs with a played move
     # (a legal move of the position, UCI or SAN) and an evaluation for
     # White (a mate every 13th row).
@@ -293,19 +304,10 @@ def table_shapes(kibitz, shared, work, conv):
         given_args = ["--label", "table", "--skip-check", "false", "--skip-captures", "false"]
         run(kibitz, "annotate", given_epd, *given_args, "--force", "-o", kbz)
         want_given = run(kibitz, "export", kbz, "--format", "jsonl").stdout
-        for shape in SHAPES:
-            table = write_shape(frame, work, f"positions-{name}", shape)
-            p = run(kibitz, "replay", table, check_code=False)
-            check(f"{name} positions ({len(rows)}), {shape}: replay's positions and plies",
-                  (summary(p.stdout, "games"), summary(p.stdout, "plies")), reference)
-            run(kibitz, "annotate", table, *search, "--force", "-o", kbz)
-            got = jsonl_without_played(run(kibitz, "export", kbz, "--format", "jsonl").stdout)
-            check(f"{name} positions, {shape}: annotate's JSON lines ({len(got)}) equal the "
-                  "EPD's", got == want, True)
-            run(kibitz, "annotate", table, *given_args, "--force", "-o", kbz)
-            got = run(kibitz, "export", kbz, "--format", "jsonl").stdout
-            check(f"{name} positions, {shape}: the evaluations ({len(got.splitlines())}) read "
-                  "as the EPD's ce and dm", got == want_given, True)
+        runs = [(search, jsonl_without_played, want, "annotate's JSON lines equal the EPD's"),
+                (given_args, lambda text: text, want_given,
+                 "the evaluations read as the EPD's ce and dm")]
+        check_shapes(kibitz, work, frame, f"{name} positions ({len(rows)})", reference, runs)
 
 
 def stats_queries(kibitz, work, kbz, table):

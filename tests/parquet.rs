@@ -411,23 +411,9 @@ fn write_table(path: &Path, columns: &[Column<'_>], row_group: usize) {
 
 /// A game's moves without move numbers, and in UCI (shakmaty's).
 fn bare_and_uci(movetext: &str) -> (String, String) {
-    use shakmaty::{CastlingMode, Chess, Position as _, san::SanPlus};
-    let mut pos = Chess::default();
-    let (mut bare, mut uci) = (Vec::new(), Vec::new());
-    for tok in movetext.split_whitespace() {
-        if ["1-0", "0-1", "1/2-1/2", "*"].contains(&tok) {
-            continue;
-        }
-        let tok = tok.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-        if tok.is_empty() {
-            continue;
-        }
-        let san: SanPlus = tok.parse().unwrap();
-        let m = san.san.to_move(&pos).unwrap();
-        uci.push(m.to_uci(CastlingMode::Standard).to_string());
-        pos.play_unchecked(m);
-        bare.push(tok.to_string());
-    }
+    let played = crate::util::played_positions(movetext);
+    let bare: Vec<&str> = played.iter().map(|p| p.san.as_str()).collect();
+    let uci: Vec<&str> = played.iter().map(|p| p.uci.as_str()).collect();
     (bare.join(" "), uci.join(" "))
 }
 
@@ -552,16 +538,7 @@ fn tables_of_positions_read_as_their_epd() {
         assert_eq!(code, 0, "{err}");
         kibitz(&["export", s(&out), "--format", "jsonl"]).1
     };
-    let strip = |jsonl: &str| -> Vec<serde_json::Value> {
-        jsonl
-            .lines()
-            .map(|l| {
-                let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-                v.as_object_mut().unwrap().remove("played");
-                v
-            })
-            .collect()
-    };
+    let strip = crate::util::without_played;
     let expected = annotate(&dir.path("bare.epd"), "bare.kbz", &["--depth", "2"]);
     let got = annotate(&file, "searched.kbz", &["--depth", "2"]);
     assert_eq!(expected.lines().count(), n);

@@ -5,7 +5,7 @@
 
 use std::io::Write;
 
-use crate::util::{TempDir, kibitz, played_positions, s, sample};
+use crate::util::{TempDir, kibitz, played_positions, s, sample, without_played};
 
 /// The sample's games: (tags, movetext).
 fn sample_games() -> Vec<(Vec<(String, String)>, String)> {
@@ -186,18 +186,6 @@ fn sample_positions() -> Vec<(String, String, String, Result<i32, i32>)> {
 /// Whether a FEN's side to move is White.
 fn white(fen: &str) -> bool {
     fen.split(' ').nth(1) == Some("w")
-}
-
-/// JSON lines without the `played` key.
-fn without_played(jsonl: &str) -> Vec<serde_json::Value> {
-    jsonl
-        .lines()
-        .map(|l| {
-            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
-            v.as_object_mut().unwrap().remove("played");
-            v
-        })
-        .collect()
 }
 
 /// Tables of positions (CSV, TSV, zstd; a played move in SAN or UCI; an

@@ -136,3 +136,16 @@ pub fn played_positions(movetext: &str) -> Vec<PlayedPosition> {
     }
     out
 }
+
+/// Exported JSON lines without their `played` key (a table of positions
+/// adds the played move to what the EPD of its positions gives).
+pub fn without_played(jsonl: &str) -> Vec<serde_json::Value> {
+    jsonl
+        .lines()
+        .map(|l| {
+            let mut v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v.as_object_mut().unwrap().remove("played");
+            v
+        })
+        .collect()
+}

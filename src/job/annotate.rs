@@ -575,25 +575,16 @@ impl Annotation {
             // run that read games but finished none is put in place, to be
             // resumed.)
             if stats.games_read == 0 && games_seen.load(Ordering::Relaxed) == 0 {
-                writer.abandon();
-                if interrupted {
-                    return Ok(AnnotateReport {
-                        header: self.header,
-                        stats,
-                        bytes_written: 0,
-                        seconds: start.elapsed().as_secs_f64(),
-                        threads: self.settings.threads,
-                        interrupted,
-                        resumed_from_game: resume_from,
-                        input_errors,
-                        gave_up,
-                        dedup: None,
-                    });
+                if !interrupted {
+                    writer.abandon();
+                    return Err(AnnotateError::NothingRead { output: self.output });
                 }
-                return Err(AnnotateError::NothingRead { output: self.output });
+            } else {
+                writer.sink().publish().map_err(output_error)?;
             }
-            writer.sink().publish().map_err(output_error)?;
         }
+        // An interrupted output still aside (nothing read) is abandoned
+        // by `close_incomplete`: 0 bytes.
         let bytes_written = if interrupted { writer.close_incomplete() } else { writer.finish() }
             .map_err(output_error)?;
         if let Some(source) = sink_failure {
