@@ -4,7 +4,7 @@
 //! not by name: a first line that is a header of names separated by commas
 //! or tabs, and neither a PGN tag nor a FEN.
 
-use crate::io::table::{Cells, Kind, Layout, TableOptions, whole_number};
+use crate::io::table::{Cells, Kind, Layout, TableOptions, number, whole_number};
 
 /// The separator of a table whose text starts with `head`, if it is a
 /// table: its first non-blank line holds at least two names separated by
@@ -44,7 +44,8 @@ pub fn headerless(head: &[u8]) -> bool {
         return false;
     };
     let Some(cut) = line.iter().position(|&b| b == b',' || b == b'\t') else { return false };
-    let first = line[..cut].trim_ascii().strip_prefix(b"\"").unwrap_or(&line[..cut]);
+    let cell = line[..cut].trim_ascii();
+    let first = cell.strip_prefix(b"\"").unwrap_or(cell);
     // The cell before the separator is a FEN alone: 4 to 6 fields, no
     // opcodes (a `;`).
     let fields: Vec<&[u8]> = first.split(|&b| b == b' ').filter(|f| !f.is_empty()).collect();
@@ -86,13 +87,10 @@ impl Cells for CsvCells<'_> {
         }
         match kind {
             // pandas writes an integer column with gaps as floats: `1500.0`.
-            Kind::Integer => {
-                let number = std::str::from_utf8(cell).ok().and_then(|t| t.parse::<f64>().ok());
-                match number.and_then(whole_number) {
-                    Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
-                    None => out.extend_from_slice(cell),
-                }
-            }
+            Kind::Integer => match number(cell).and_then(whole_number) {
+                Some(n) => out.extend_from_slice(n.to_string().as_bytes()),
+                None => out.extend_from_slice(cell),
+            },
             // `2016-05-01` (ISO, as pandas writes dates) is PGN's `2016.05.01`.
             Kind::Date => {
                 let iso = cell.len() >= 10

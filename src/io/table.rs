@@ -268,8 +268,8 @@ pub struct RowWriter<'f> {
     eval_side: EvalSide,
     /// Where each tag's value stands in the text of the row in hand.
     values: [Option<(usize, usize)>; TAG_COLUMNS.len()],
-    /// The row's moves cell.
-    moves: Vec<u8>,
+    /// A cell copied out of the table (one it does not hold as text).
+    scratch: Vec<u8>,
 }
 
 /// Indices in [`TAG_COLUMNS`] of the tags the filters read, and of those
@@ -295,7 +295,7 @@ impl<'f> RowWriter<'f> {
             filter: filter.filter(|f| !f.is_empty()),
             eval_side,
             values: [None; TAG_COLUMNS.len()],
-            moves: Vec::new(),
+            scratch: Vec::new(),
         }
     }
 
@@ -332,51 +332,46 @@ impl<'f> RowWriter<'f> {
         mate: Option<usize>,
         out: &mut Vec<u8>,
     ) -> Result<(), String> {
-        let mut scratch = std::mem::take(&mut self.moves);
-        scratch.clear();
-        let position = cells.text(fen, &mut scratch).map(<[u8]>::trim_ascii).unwrap_or_default();
+        self.scratch.clear();
+        let position = cells.text(fen, &mut self.scratch).unwrap_or_default().trim_ascii();
         if position.is_empty() {
-            self.moves = scratch;
             return Err("its position cell is empty".into());
         }
         let from = out.len();
         out.extend_from_slice(position);
-        self.moves = scratch;
         // The side to move: the FEN's second field.
         let black = out[from..].split(|b| b.is_ascii_whitespace()).nth(1) == Some(b"b");
         let sign = if self.eval_side == EvalSide::White && black { -1 } else { 1 };
         out.extend_from_slice(b" ;");
-        let mut cell = Vec::new();
+        let cell = &mut self.scratch;
+        cell.clear();
         if let Some(col) = played
-            && cells.cell(col, Kind::Text, &mut cell)
+            && cells.cell(col, Kind::Text, cell)
         {
             out.extend_from_slice(b" sm ");
             out.extend_from_slice(cell.trim_ascii());
             out.push(b';');
         }
-        let number = |cell: &[u8]| std::str::from_utf8(cell).ok()?.trim().parse::<f64>().ok();
         cell.clear();
         let mut mate_moves = None;
         if let Some(col) = mate
-            && cells.cell(col, Kind::Integer, &mut cell)
+            && cells.cell(col, Kind::Integer, cell)
         {
-            let n = number(&cell).and_then(whole_number).filter(|n| n.abs() < 10_000);
-            mate_moves = Some(n.ok_or_else(|| {
+            mate_moves = Some(mate_in(cell).ok_or_else(|| {
                 format!(
                     "its mate cell `{}` is not a number of moves",
-                    String::from_utf8_lossy(&cell)
+                    String::from_utf8_lossy(cell)
                 )
             })?);
         }
         cell.clear();
         if mate_moves.is_none()
             && let Some(col) = eval
-            && cells.cell(col, Kind::Integer, &mut cell)
+            && cells.cell(col, Kind::Integer, cell)
         {
             let text = cell.trim_ascii();
             if let Some(m) = text.strip_prefix(b"#") {
-                let n = number(m).and_then(whole_number).filter(|n| n.abs() < 10_000);
-                mate_moves = Some(n.ok_or_else(|| {
+                mate_moves = Some(mate_in(m).ok_or_else(|| {
                     format!("its evaluation `{}` is not a mate", String::from_utf8_lossy(text))
                 })?);
             } else {
@@ -412,7 +407,7 @@ impl<'f> RowWriter<'f> {
         out: &mut Vec<u8>,
     ) {
         self.values = [None; TAG_COLUMNS.len()];
-        let mut scratch = std::mem::take(&mut self.moves);
+        let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
         let moves = cells.text(moves_col, &mut scratch).unwrap_or_default();
         let (cell_tags, moves_from) = split_tags(moves);
@@ -491,7 +486,7 @@ impl<'f> RowWriter<'f> {
             out.extend_from_slice(b"*\n");
         }
         out.push(b'\n');
-        self.moves = scratch;
+        self.scratch = scratch;
     }
 
     /// Whether the row just written passes the filters (always, without
@@ -515,6 +510,17 @@ impl<'f> RowWriter<'f> {
         };
         filter.check(&tags) == Verdict::Keep
     }
+}
+
+/// A cell's text as a number.
+pub(crate) fn number(cell: &[u8]) -> Option<f64> {
+    std::str::from_utf8(cell).ok()?.trim().parse().ok()
+}
+
+/// A cell's text as a mate's distance in moves (a whole number below
+/// 10,000 in size).
+fn mate_in(cell: &[u8]) -> Option<i64> {
+    number(cell).and_then(whole_number).filter(|n| n.abs() < 10_000)
 }
 
 /// The tag pairs at the start of a moves cell that holds a whole game:

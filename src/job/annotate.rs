@@ -445,13 +445,13 @@ impl<S: BlockSink> Collector<S> {
         Ok(())
     }
 
-    /// The final counts and the block writer (whose open block the caller
-    /// writes, or drops when the run was interrupted).
     /// The sink blocks go to.
     pub fn sink(&mut self) -> &mut S {
         self.writer.sink()
     }
 
+    /// The final counts and the block writer (whose open block the caller
+    /// writes, or drops when the run was interrupted).
     pub fn finish(mut self) -> (AnnotateStats, BlockWriter<S>) {
         self.stats.labelled = self.labels_written;
         (self.stats, self.writer)

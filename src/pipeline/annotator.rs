@@ -442,10 +442,7 @@ impl<L: Labeller> Worker<L> {
                             let pos = l.position().map_err(|e| e.to_string())?;
                             let played = l.played(&pos)?;
                             let white = pos.side_to_move() == Color::White;
-                            let eval = match given.then(|| l.evaluation(white)).flatten() {
-                                Some(e) => Some(e?),
-                                None => None,
-                            };
+                            let eval = given.then(|| l.evaluation(white)).flatten().transpose()?;
                             Ok((pos, played, eval))
                         });
                         match position {

@@ -114,6 +114,20 @@ pub fn count_games(chunk: &Chunk) -> u64 {
     }
 }
 
+/// With `count_games`: gives a chunk the index of its first game, counts
+/// its games into `games` (the games before the next chunk), and says so
+/// in `games_seen`.
+fn number_games(config: &PipelineConfig, chunk: &mut Chunk, games: &mut u64) {
+    if !config.count_games {
+        return;
+    }
+    chunk.first_game = *games;
+    *games += count_games(chunk);
+    if let Some(seen) = &config.games_seen {
+        seen.store(*games, Ordering::Relaxed);
+    }
+}
+
 /// Runs the pipeline. `init` makes each worker's state, `work` processes a
 /// chunk, `on_event` receives everything in input order on the calling
 /// thread and returns `false` to stop early.
@@ -200,13 +214,7 @@ where
             &mut |event| {
                 let event = match event {
                     InputEvent::Chunk(mut chunk) => {
-                        if config.count_games {
-                            chunk.first_game = games;
-                            games += count_games(&chunk);
-                            if let Some(seen) = &config.games_seen {
-                                seen.store(games, Ordering::Relaxed);
-                            }
-                        }
+                        number_games(config, &mut chunk, &mut games);
                         let result = work(&mut state, &chunk);
                         release.after(chunk.file, &chunk.data);
                         let cut = cut_short(&chunk);
@@ -244,14 +252,8 @@ fn read_inputs(
             if stop.load(Ordering::Relaxed) || permits.recv().is_err() {
                 return false;
             }
-            if config.count_games
-                && let InputEvent::Chunk(chunk) = &mut event
-            {
-                chunk.first_game = games;
-                games += count_games(chunk);
-                if let Some(seen) = &config.games_seen {
-                    seen.store(games, Ordering::Relaxed);
-                }
+            if let InputEvent::Chunk(chunk) = &mut event {
+                number_games(config, chunk, &mut games);
             }
             let ok = jobs.send((seq, event)).is_ok();
             seq += 1;

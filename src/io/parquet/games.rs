@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use super::{push_cell, readable};
 use crate::io::{
     filter::GameFilter,
-    table::{Cells, Kind, Layout, RowWriter, TableOptions},
+    table::{Cells, EvalSide, Kind, Layout, RowWriter, TableOptions},
 };
 
 /// The most rows decoded as one unit of work: a row group of more is read
@@ -164,7 +164,7 @@ fn decode_unit(
     let mut pieces = Vec::new();
     let mut piece = Piece::default();
     let mut row = unit.first;
-    let mut writer = RowWriter::new(columns.layout.clone(), filter, file.options.eval_side);
+    let mut writer = RowWriter::new(columns.layout.clone(), filter, file.eval_side);
     let read: Vec<usize> = columns.layout.columns().iter().map(|c| c.0).collect();
     for batch in reader {
         let batch = batch.map_err(|e| e.to_string())?;
@@ -231,8 +231,9 @@ pub struct TableFile {
     pub meta: ArrowReaderMetadata,
     /// Its columns.
     pub columns: Arc<TableColumns>,
-    /// How the run reads tables.
-    pub options: TableOptions,
+    /// Whose side its evaluations speak for (the run's
+    /// `--table-eval-side`).
+    pub eval_side: EvalSide,
 }
 
 impl TableFile {
@@ -241,7 +242,7 @@ impl TableFile {
     pub fn open(bytes: Bytes, options: &TableOptions) -> Result<TableFile, String> {
         let meta = super::open_metadata(&bytes)?;
         let columns = Arc::new(TableColumns::find(&meta, options)?);
-        Ok(TableFile { bytes, meta, columns, options: options.clone() })
+        Ok(TableFile { bytes, meta, columns, eval_side: options.eval_side })
     }
 
     /// Decodes a window of units in parallel, in order. The decoder is

@@ -263,9 +263,7 @@ impl InputReader<'_, '_> {
         match compression {
             Compression::Plain => {
                 if format.is_none() && crate::io::csv::headerless(&map[..map.len().min(1 << 16)]) {
-                    let format = Format::Epd;
-                    self.send(InputEvent::Start { file, size: Some(size), compression, format });
-                    self.error(None, crate::io::csv::HEADERLESS.into());
+                    self.refuse_headerless(Some(size), compression);
                     return (size, 0);
                 }
                 if format.is_none()
@@ -541,6 +539,14 @@ impl InputReader<'_, '_> {
         total
     }
 
+    /// Refuses a CSV table of positions without its header line
+    /// ([`crate::io::csv::headerless`]), read as nothing.
+    fn refuse_headerless(&mut self, size: Option<u64>, compression: Compression) {
+        let (file, format) = (self.file, Format::Epd);
+        self.send(InputEvent::Start { file, size, compression, format });
+        self.error(None, crate::io::csv::HEADERLESS.into());
+    }
+
     /// Hands on a table's rows written as PGN games or EPD lines
     /// (`format`), each placed by its row (or line).
     fn send_rows(
@@ -671,9 +677,7 @@ impl InputReader<'_, '_> {
             let data = &buf[..n];
             if let Some((size, compression, format)) = pending_start.take() {
                 if format.is_none() && crate::io::csv::headerless(data) {
-                    let format = Format::Epd;
-                    self.send(InputEvent::Start { file, size, compression, format });
-                    self.error(None, crate::io::csv::HEADERLESS.into());
+                    self.refuse_headerless(size, compression);
                     return 0;
                 }
                 if format.is_none()
