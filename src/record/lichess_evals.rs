@@ -23,15 +23,12 @@
 
 use std::path::Path;
 
-use parquet::arrow::{
-    ProjectionMask,
-    arrow_reader::{ArrowReaderMetadata, ParquetRecordBatchReaderBuilder},
-};
+use parquet::file::reader::FileReader;
 
 use crate::{
     chess::{position::Position, types::Color},
     io::{
-        parquet::{integer_at, readable, row_group_starts, text_at},
+        parquet::{UnitReader, root_columns, row_group_starts},
         place,
         table::Kind,
     },
@@ -71,16 +68,9 @@ pub fn eval_games(
     let name = path.display().to_string();
     let bad = |message: String| RecordError { path: path.to_path_buf(), offset: 0, message };
     let file = std::fs::File::open(path).map_err(|e| bad(format!("cannot open: {e}")))?;
-    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        ArrowReaderMetadata::load(&file, Default::default())
-    }));
-    let meta = match loaded {
-        Ok(Ok(m)) => m,
-        Ok(Err(e)) => return Err(bad(format!("not a readable Parquet file: {e}"))),
-        Err(_) => return Err(bad("not a readable Parquet file: its footer is malformed".into())),
-    };
-    let schema = meta.schema().clone();
-    let mut roots = Vec::new();
+    let file = crate::io::parquet::open(file).map_err(bad)?;
+    let roots = root_columns(file.metadata());
+    let mut read = Vec::new();
     for (column, kind) in COLUMNS.iter().zip([
         Kind::Text,
         Kind::Text,
@@ -89,8 +79,8 @@ pub fn eval_games(
         Kind::Integer,
         Kind::Integer,
     ]) {
-        let i = schema.fields().iter().position(|f| f.name() == column).ok_or_else(|| {
-            let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+        let i = roots.iter().position(|r| r.name == *column).ok_or_else(|| {
+            let names: Vec<&str> = roots.iter().map(|r| r.name.as_str()).collect();
             bad(format!(
                 "no column `{column}`: a file of Lichess's evaluations has {} (the file's \
                  columns: {})",
@@ -98,52 +88,53 @@ pub fn eval_games(
                 names.join(", ")
             ))
         })?;
-        let t = schema.field(i).data_type();
-        if !readable(t, kind) {
-            return Err(bad(format!("column `{column}` is of type {t}, which kibitz cannot read")));
+        match roots[i].leaf {
+            Some((leaf, form)) if form.reads_as(kind) => read.push((i, leaf, form)),
+            _ => {
+                let t = &roots[i].type_name;
+                return Err(bad(format!(
+                    "column `{column}` is of type {t}, which kibitz cannot read"
+                )));
+            }
         }
-        roots.push(i);
     }
-    let starts = row_group_starts(&meta);
+    let starts = row_group_starts(file.metadata());
     place::register_row_groups(&name, starts.clone());
-    let mask = ProjectionMask::roots(meta.parquet_schema(), roots);
     let mut reader = EvalReader { name, first, count: 0, skipped: 0, group: Vec::new() };
     for (g, &start) in starts.iter().enumerate() {
-        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let file = file.try_clone()?;
-            let rows = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
-                .with_projection(mask.clone())
-                .with_row_groups(vec![g])
-                .with_batch_size(4096)
-                .build()?;
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let mut rows = UnitReader::new(&file, g, &read, roots.len(), 0)?;
             let mut at = start;
-            for batch in rows {
-                let batch = batch?;
-                let col = |n: &str| batch.column_by_name(n).map(|a| a.as_ref());
+            loop {
+                let n = rows.next_batch(4096)?;
+                if n == 0 {
+                    return Ok::<(), parquet::errors::ParquetError>(());
+                }
+                let columns = rows.columns();
+                let col = |c: usize| columns[read[c].0].as_ref();
                 let (Some(fen), Some(line), Some(depth), Some(knodes), Some(cp), Some(mate)) =
-                    (col("fen"), col("line"), col("depth"), col("knodes"), col("cp"), col("mate"))
+                    (col(0), col(1), col(2), col(3), col(4), col(5))
                 else {
                     return Err(parquet::errors::ParquetError::General(
                         "a batch lacks a column".into(),
                     ));
                 };
-                for i in 0..batch.num_rows() {
+                for i in 0..n {
                     let row = Row {
-                        fen: text_at(fen, i).unwrap_or_default(),
-                        line: text_at(line, i).unwrap_or_default(),
-                        depth: integer_at(depth, i).unwrap_or(0),
-                        knodes: integer_at(knodes, i).unwrap_or(0),
-                        cp: integer_at(cp, i),
-                        mate: integer_at(mate, i),
+                        fen: fen.text(i).unwrap_or_default(),
+                        line: line.text(i).unwrap_or_default(),
+                        depth: depth.integer(i).unwrap_or(0),
+                        knodes: knodes.integer(i).unwrap_or(0),
+                        cp: cp.integer(i),
+                        mate: mate.integer(i),
                         at,
                     };
                     reader.row(row, &mut f);
                     at += 1;
                 }
             }
-            Ok(())
         }));
-        match read {
+        match decoded {
             Ok(Ok(())) => {}
             Ok(Err(e)) => reader.skip(start, &format!("row group {g} cannot be read: {e}")),
             Err(_) => reader.skip(start, &format!("row group {g}: the Parquet decoder failed")),

@@ -26,17 +26,13 @@
 
 use std::sync::Arc;
 
-use arrow_array::{Array, RecordBatch};
 use bytes::Bytes;
-use parquet::arrow::{
-    ProjectionMask,
-    arrow_reader::{
-        ArrowReaderMetadata, ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
-    },
+use parquet::file::{
+    metadata::ParquetMetaData, reader::FileReader, serialized_reader::SerializedFileReader,
 };
 use rayon::prelude::*;
 
-use super::{push_cell, readable};
+use super::{Form, RootColumn, UnitReader, column::Column, root_columns};
 use crate::io::{
     filter::GameFilter,
     table::{Cells, EvalSide, Kind, Layout, RowWriter, TableOptions},
@@ -49,41 +45,38 @@ pub const UNIT_ROWS: usize = 8192;
 /// Rows decoded at a time within a unit.
 const BATCH_ROWS: usize = 1024;
 
-/// Where the columns of a table are, and the projection of those read.
+/// Where the columns of a table are, and those read.
 #[derive(Clone, Debug)]
 pub struct TableColumns {
     /// The columns, as the table's names settle them.
     pub layout: Layout,
-    /// The projection of the columns read.
-    mask: ProjectionMask,
+    /// The columns read: (top-level index, leaf index, what it holds).
+    read: Vec<(usize, usize, Form)>,
+    /// The file's number of top-level columns.
+    roots: usize,
 }
 
 impl TableColumns {
     /// Finds the columns in a file's schema ([`Layout::find`]); an error
     /// names the columns the file has and those looked for, or a column of
     /// a type that cannot be read.
-    pub fn find(
-        meta: &ArrowReaderMetadata,
-        options: &TableOptions,
-    ) -> Result<TableColumns, String> {
-        let schema = meta.schema();
-        let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
+    pub fn find(roots: &[RootColumn], options: &TableOptions) -> Result<TableColumns, String> {
+        let names: Vec<&str> = roots.iter().map(|r| r.name.as_str()).collect();
         let layout = Layout::find(&names, options)?;
-        let columns = layout.columns();
-        for &(i, kind) in &columns {
-            let f = &schema.fields()[i];
-            if !readable(f.data_type(), kind) {
-                return Err(format!(
-                    "column `{}` is of type {}, which kibitz cannot read",
-                    f.name(),
-                    f.data_type()
-                ));
+        let mut read = Vec::new();
+        for (i, kind) in layout.columns() {
+            let root = &roots[i];
+            match root.leaf {
+                Some((leaf, form)) if form.reads_as(kind) => read.push((i, leaf, form)),
+                _ => {
+                    return Err(format!(
+                        "column `{}` is of type {}, which kibitz cannot read",
+                        root.name, root.type_name
+                    ));
+                }
             }
         }
-        // Top-level columns: a root's index is its field's.
-        let roots = columns.iter().map(|c| c.0);
-        let mask = ProjectionMask::roots(meta.parquet_schema(), roots);
-        Ok(TableColumns { layout, mask })
+        Ok(TableColumns { layout, read, roots: roots.len() })
     }
 }
 
@@ -105,10 +98,10 @@ pub struct Unit {
 }
 
 /// The units of a file, in order.
-pub fn units(meta: &ArrowReaderMetadata) -> Vec<Unit> {
+pub fn units(meta: &ParquetMetaData) -> Vec<Unit> {
     let mut out = Vec::new();
     let mut first = 0u64;
-    for (group, g) in meta.metadata().row_groups().iter().enumerate() {
+    for (group, g) in meta.row_groups().iter().enumerate() {
         let n = g.num_rows().max(0) as usize;
         let ranges = g.columns().iter().map(|c| c.byte_range());
         let end_byte = ranges.clone().map(|(start, len)| start + len).max().unwrap_or(0);
@@ -144,39 +137,23 @@ fn decode_unit(
     target: usize,
     filter: Option<&GameFilter>,
 ) -> Result<Vec<Piece>, String> {
-    let (bytes, meta, columns) = (&file.bytes, &file.meta, &file.columns);
-    let mut builder =
-        ParquetRecordBatchReaderBuilder::new_with_metadata(bytes.clone(), meta.clone())
-            .with_projection(columns.mask.clone())
-            .with_row_groups(vec![unit.group])
-            .with_batch_size(BATCH_ROWS);
-    let group_rows = meta.metadata().row_group(unit.group).num_rows().max(0) as usize;
-    if unit.skip > 0 || unit.rows < group_rows {
-        let mut selectors = Vec::with_capacity(2);
-        if unit.skip > 0 {
-            selectors.push(RowSelector::skip(unit.skip));
-        }
-        selectors.push(RowSelector::select(unit.rows));
-        builder = builder.with_row_selection(RowSelection::from(selectors));
-    }
-    let reader = builder.build().map_err(|e| e.to_string())?;
-    let schema = meta.schema();
+    let columns = &file.columns;
+    let mut reader =
+        UnitReader::new(&file.reader, unit.group, &columns.read, columns.roots, unit.skip)
+            .map_err(|e| e.to_string())?;
     let mut pieces = Vec::new();
     let mut piece = Piece::default();
     let mut row = unit.first;
     let mut writer = RowWriter::new(columns.layout.clone(), filter, file.eval_side);
-    let read: Vec<usize> = columns.layout.columns().iter().map(|c| c.0).collect();
-    for batch in reader {
-        let batch = batch.map_err(|e| e.to_string())?;
-        let mut arrays: Vec<Option<&dyn Array>> = vec![None; schema.fields().len()];
-        for &i in &read {
-            let array = batch_column(&batch, schema.field(i).name()).ok_or_else(|| {
-                format!("column `{}` is missing from a batch", schema.field(i).name())
-            })?;
-            arrays[i] = Some(array);
+    let mut left = unit.rows;
+    while left > 0 {
+        let n = reader.next_batch(left.min(BATCH_ROWS)).map_err(|e| e.to_string())?;
+        if n == 0 {
+            return Err(format!("row group {} ends {left} rows short", unit.group));
         }
-        for i in 0..batch.num_rows() {
-            let cells = ArrowCells { arrays: &arrays, i };
+        left -= n;
+        for i in 0..n {
+            let cells = RowCells { columns: reader.columns(), i };
             let start = piece.text.len();
             if start > u32::MAX as usize / 2 {
                 return Err("a row group's text is too large".into());
@@ -197,38 +174,31 @@ fn decode_unit(
     Ok(pieces)
 }
 
-/// The column named `name` of a batch.
-fn batch_column<'a>(batch: &'a RecordBatch, name: &str) -> Option<&'a dyn Array> {
-    batch.column_by_name(name).map(|a| a.as_ref())
-}
-
-/// Row `i` of a batch, its columns at their index in the file (`None`
-/// for those not read).
-struct ArrowCells<'a> {
-    arrays: &'a [Option<&'a dyn Array>],
+/// Row `i` of a batch, its columns at their top-level index in the file
+/// (`None` for those not read).
+struct RowCells<'a> {
+    columns: &'a [Option<Column>],
     i: usize,
 }
 
-impl Cells for ArrowCells<'_> {
+impl Cells for RowCells<'_> {
     fn cell(&self, col: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
-        self.arrays[col].is_some_and(|a| push_cell(a, self.i, kind, out))
+        self.columns[col].as_ref().is_some_and(|c| c.push_cell(self.i, kind, out))
     }
 
     fn text<'s>(&'s self, col: usize, scratch: &'s mut Vec<u8>) -> Option<&'s [u8]> {
-        let array = self.arrays[col]?;
-        match super::text_slice(array, self.i) {
+        let column = self.columns[col].as_ref()?;
+        match column.text_slice(self.i) {
             Some(text) => Some(text),
-            None => push_cell(array, self.i, Kind::Text, scratch).then_some(&scratch[..]),
+            None => column.push_cell(self.i, Kind::Text, scratch).then_some(&scratch[..]),
         }
     }
 }
 
-/// A table file opened: its bytes, footer and columns.
+/// A table file opened: its reader (its bytes and footer) and columns.
 pub struct TableFile {
-    /// The file's bytes (a memory map).
-    pub bytes: Bytes,
-    /// Its footer.
-    pub meta: ArrowReaderMetadata,
+    /// The file's reader, over its bytes (a memory map).
+    pub reader: SerializedFileReader<Bytes>,
     /// Its columns.
     pub columns: Arc<TableColumns>,
     /// Whose side its evaluations speak for (the run's
@@ -240,9 +210,15 @@ impl TableFile {
     /// Opens a table file from its bytes, its columns found as `options`
     /// say.
     pub fn open(bytes: Bytes, options: &TableOptions) -> Result<TableFile, String> {
-        let meta = super::open_metadata(&bytes)?;
-        let columns = Arc::new(TableColumns::find(&meta, options)?);
-        Ok(TableFile { bytes, meta, columns, eval_side: options.eval_side })
+        let reader = super::open(bytes)?;
+        let roots = root_columns(reader.metadata());
+        let columns = Arc::new(TableColumns::find(&roots, options)?);
+        Ok(TableFile { reader, columns, eval_side: options.eval_side })
+    }
+
+    /// Its footer.
+    pub fn meta(&self) -> &ParquetMetaData {
+        self.reader.metadata()
     }
 
     /// Decodes a window of units in parallel, in order. The decoder is

@@ -18,20 +18,22 @@
 //! required column, or holds one in a type that cannot be read, is an
 //! error that names the column.
 
+pub mod column;
 pub mod games;
 pub mod write;
 
 use std::sync::Arc;
 
-use arrow_array::{Array, cast::AsArray, types::*};
-use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
-use parquet::arrow::arrow_reader::{ArrowReaderMetadata, ArrowReaderOptions};
-
-use crate::io::{
-    mapguard::GuardedMap,
-    table::{Kind, whole_number},
+use parquet::file::{
+    metadata::ParquetMetaData,
+    reader::{ChunkReader, FileReader},
+    serialized_reader::SerializedFileReader,
 };
+
+pub(crate) use column::{Form, RootColumn, UnitReader, root_columns};
+
+use crate::io::mapguard::GuardedMap;
 
 /// A memory map as the bytes the Parquet reader reads: pages are decoded
 /// straight from the map, nothing is copied first.
@@ -48,15 +50,15 @@ pub(crate) fn map_bytes(map: Arc<GuardedMap>) -> Bytes {
     Bytes::from_owner(MapBytes(map))
 }
 
-/// A Parquet file's footer read, or why it cannot be. The reader is
-/// another crate's: a malformed footer must not take the run down with a
-/// panic.
-pub(crate) fn open_metadata(bytes: &Bytes) -> Result<ArrowReaderMetadata, String> {
-    let loaded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        ArrowReaderMetadata::load(bytes, ArrowReaderOptions::new())
+/// A Parquet file opened: its footer read, or why it cannot be. The
+/// reader is another crate's: a malformed footer must not take the run
+/// down with a panic.
+pub(crate) fn open<R: ChunkReader + 'static>(source: R) -> Result<SerializedFileReader<R>, String> {
+    let opened = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        SerializedFileReader::new(source)
     }));
-    match loaded {
-        Ok(Ok(m)) => Ok(m),
+    match opened {
+        Ok(Ok(file)) => Ok(file),
         Ok(Err(e)) => Err(format!("not a readable Parquet file: {e}")),
         Err(_) => Err("not a readable Parquet file: its footer is malformed".into()),
     }
@@ -66,40 +68,21 @@ pub(crate) fn open_metadata(bytes: &Bytes) -> Result<ArrowReaderMetadata, String
 /// and a `line` column (a games file has `movetext`).
 pub fn is_evals(path: &std::path::Path) -> bool {
     let Ok(file) = std::fs::File::open(path) else { return false };
-    let Ok(meta) = ArrowReaderMetadata::load(&file, ArrowReaderOptions::new()) else {
-        return false;
-    };
-    let has = |n: &str| meta.schema().fields().iter().any(|f| f.name() == n);
+    let Ok(reader) = open(file) else { return false };
+    let roots = root_columns(reader.metadata());
+    let has = |n: &str| roots.iter().any(|r| r.name == n);
     has("fen") && has("line")
 }
 
 /// The first row of each row group of a file.
-pub(crate) fn row_group_starts(meta: &ArrowReaderMetadata) -> Vec<u64> {
-    let mut starts = Vec::with_capacity(meta.metadata().num_row_groups());
+pub(crate) fn row_group_starts(meta: &ParquetMetaData) -> Vec<u64> {
+    let mut starts = Vec::with_capacity(meta.num_row_groups());
     let mut at = 0u64;
-    for g in meta.metadata().row_groups() {
+    for g in meta.row_groups() {
         starts.push(at);
         at += g.num_rows().max(0) as u64;
     }
     starts
-}
-
-/// Whether values of type `t` can be read as `kind`.
-pub(crate) fn readable(t: &DataType, kind: Kind) -> bool {
-    use DataType as D;
-    match t {
-        D::Dictionary(_, values) => readable(values, kind),
-        D::Utf8 | D::LargeUtf8 | D::Utf8View => true,
-        D::Int8 | D::Int16 | D::Int32 | D::Int64 => kind != Kind::Date,
-        D::UInt8 | D::UInt16 | D::UInt32 | D::UInt64 => kind != Kind::Date,
-        // pandas writes an integer column with missing values as floats.
-        D::Float32 | D::Float64 => kind != Kind::Date,
-        D::Date32 | D::Date64 => kind == Kind::Date || kind == Kind::Text,
-        D::Time32(_) | D::Time64(_) => kind == Kind::Text,
-        D::Timestamp(_, _) => kind == Kind::Date || kind == Kind::Text,
-        D::Null => true,
-        _ => false,
-    }
 }
 
 /// The civil date of a day counted from 1970-01-01 (the proleptic
@@ -119,12 +102,12 @@ pub(crate) fn civil_date(days: i64) -> (i64, u32, u32) {
 }
 
 /// Appends `n` (0 to 99) as two digits.
-fn push_two(out: &mut Vec<u8>, n: u32) {
+pub(crate) fn push_two(out: &mut Vec<u8>, n: u32) {
     out.extend_from_slice(&[b'0' + (n / 10 % 10) as u8, b'0' + (n % 10) as u8]);
 }
 
 /// Appends a whole number in decimal.
-fn push_int(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn push_int(out: &mut Vec<u8>, v: i64) {
     let mut digits = [0u8; 20];
     let mut n = v.unsigned_abs();
     let mut i = digits.len();
@@ -143,7 +126,7 @@ fn push_int(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Appends `YYYY.MM.DD` for a day counted from 1970-01-01.
-fn push_date(out: &mut Vec<u8>, days: i64) {
+pub(crate) fn push_date(out: &mut Vec<u8>, days: i64) {
     let (y, m, d) = civil_date(days);
     if (0..10_000).contains(&y) {
         push_two(out, (y / 100) as u32);
@@ -158,164 +141,13 @@ fn push_date(out: &mut Vec<u8>, days: i64) {
 }
 
 /// Appends `HH:MM:SS` for a number of seconds into a day.
-fn push_time(out: &mut Vec<u8>, seconds: i64) {
+pub(crate) fn push_time(out: &mut Vec<u8>, seconds: i64) {
     let s = seconds.rem_euclid(86_400) as u32;
     push_two(out, s / 3600);
     out.push(b':');
     push_two(out, s / 60 % 60);
     out.push(b':');
     push_two(out, s % 60);
-}
-
-/// Seconds since 1970 of a timestamp's value in `unit`.
-fn timestamp_seconds(v: i64, unit: TimeUnit) -> i64 {
-    match unit {
-        TimeUnit::Second => v,
-        TimeUnit::Millisecond => v.div_euclid(1000),
-        TimeUnit::Microsecond => v.div_euclid(1_000_000),
-        TimeUnit::Nanosecond => v.div_euclid(1_000_000_000),
-    }
-}
-
-/// Appends the value at row `i` of `a` as `kind` writes it (PGN's date
-/// and time forms for days and times); returns `false`, appending
-/// nothing, for a null or a type [`readable`] refuses.
-pub(crate) fn push_cell(a: &dyn Array, i: usize, kind: Kind, out: &mut Vec<u8>) -> bool {
-    if a.is_null(i) {
-        return false;
-    }
-    use DataType as D;
-    match a.data_type() {
-        D::Dictionary(_, _) => {
-            let Some(dict) = a.as_any_dictionary_opt() else { return false };
-            let Some(key) = dict_key(dict.keys(), i) else { return false };
-            return push_cell(dict.values().as_ref(), key, kind, out);
-        }
-        D::Utf8 => out.extend_from_slice(a.as_string::<i32>().value(i).as_bytes()),
-        D::LargeUtf8 => out.extend_from_slice(a.as_string::<i64>().value(i).as_bytes()),
-        D::Utf8View => out.extend_from_slice(a.as_string_view().value(i).as_bytes()),
-        D::Int8 | D::Int16 | D::Int32 | D::Int64 | D::UInt8 | D::UInt16 | D::UInt32 => {
-            push_int(out, int_value(a, i).unwrap_or(0))
-        }
-        D::UInt64 => match int_value(a, i) {
-            Some(v) => push_int(out, v),
-            // Past i64: written as it is.
-            None => {
-                let v = a.as_primitive::<UInt64Type>().value(i);
-                out.extend_from_slice(v.to_string().as_bytes())
-            }
-        },
-        D::Float32 | D::Float64 => {
-            let v = match a.data_type() {
-                D::Float32 => f64::from(a.as_primitive::<Float32Type>().value(i)),
-                _ => a.as_primitive::<Float64Type>().value(i),
-            };
-            if !v.is_finite() {
-                return false;
-            }
-            match whole_number(v) {
-                Some(n) => push_int(out, n),
-                None => out.extend_from_slice(v.to_string().as_bytes()),
-            }
-        }
-        D::Date32 => push_date(out, a.as_primitive::<Date32Type>().value(i).into()),
-        D::Date64 => push_date(out, a.as_primitive::<Date64Type>().value(i).div_euclid(86_400_000)),
-        D::Time32(TimeUnit::Second) => {
-            push_time(out, a.as_primitive::<Time32SecondType>().value(i).into())
-        }
-        D::Time32(_) => {
-            push_time(out, i64::from(a.as_primitive::<Time32MillisecondType>().value(i)) / 1000)
-        }
-        D::Time64(TimeUnit::Microsecond) => {
-            push_time(out, a.as_primitive::<Time64MicrosecondType>().value(i) / 1_000_000)
-        }
-        D::Time64(_) => {
-            push_time(out, a.as_primitive::<Time64NanosecondType>().value(i) / 1_000_000_000)
-        }
-        D::Timestamp(unit, _) => {
-            let v = match unit {
-                TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(i),
-                TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(i),
-                TimeUnit::Microsecond => a.as_primitive::<TimestampMicrosecondType>().value(i),
-                TimeUnit::Nanosecond => a.as_primitive::<TimestampNanosecondType>().value(i),
-            };
-            let s = timestamp_seconds(v, *unit);
-            match kind {
-                Kind::Date => push_date(out, s.div_euclid(86_400)),
-                _ => {
-                    push_date(out, s.div_euclid(86_400));
-                    out.push(b' ');
-                    push_time(out, s);
-                }
-            }
-        }
-        _ => return false,
-    }
-    true
-}
-
-/// The bytes of the string at row `i` of `a`, as the array holds them
-/// (no copy); `None` for a null or a column of another type.
-pub(crate) fn text_slice(a: &dyn Array, i: usize) -> Option<&[u8]> {
-    if a.is_null(i) {
-        return None;
-    }
-    use DataType as D;
-    match a.data_type() {
-        D::Utf8 => Some(a.as_string::<i32>().value(i).as_bytes()),
-        D::LargeUtf8 => Some(a.as_string::<i64>().value(i).as_bytes()),
-        D::Utf8View => Some(a.as_string_view().value(i).as_bytes()),
-        D::Dictionary(_, _) => {
-            let dict = a.as_any_dictionary_opt()?;
-            let key = dict_key(dict.keys(), i)?;
-            text_slice(dict.values().as_ref(), key)
-        }
-        _ => None,
-    }
-}
-
-/// The value at row `i` of an integer array of any width (nulls not
-/// checked); `None` for another type, or a `u64` past `i64`.
-fn int_value(a: &dyn Array, i: usize) -> Option<i64> {
-    use DataType as D;
-    Some(match a.data_type() {
-        D::Int8 => a.as_primitive::<Int8Type>().value(i).into(),
-        D::Int16 => a.as_primitive::<Int16Type>().value(i).into(),
-        D::Int32 => a.as_primitive::<Int32Type>().value(i).into(),
-        D::Int64 => a.as_primitive::<Int64Type>().value(i),
-        D::UInt8 => a.as_primitive::<UInt8Type>().value(i).into(),
-        D::UInt16 => a.as_primitive::<UInt16Type>().value(i).into(),
-        D::UInt32 => a.as_primitive::<UInt32Type>().value(i).into(),
-        D::UInt64 => i64::try_from(a.as_primitive::<UInt64Type>().value(i)).ok()?,
-        _ => return None,
-    })
-}
-
-/// The key at row `i` of a dictionary's keys, as an index.
-fn dict_key(keys: &dyn Array, i: usize) -> Option<usize> {
-    usize::try_from(int_value(keys, i)?).ok()
-}
-
-/// The whole number at row `i` of `a` (an integer column read directly,
-/// or text that holds one); `None` for a null or anything else.
-pub(crate) fn integer_at(a: &dyn Array, i: usize) -> Option<i64> {
-    if a.is_null(i) {
-        return None;
-    }
-    if let Some(v) = int_value(a, i) {
-        return Some(v);
-    }
-    let mut text = Vec::with_capacity(12);
-    if !push_cell(a, i, Kind::Integer, &mut text) {
-        return None;
-    }
-    std::str::from_utf8(&text).ok()?.trim().parse().ok()
-}
-
-/// The text at row `i` of `a`; `None` for a null.
-pub(crate) fn text_at(a: &dyn Array, i: usize) -> Option<String> {
-    let mut text = Vec::new();
-    push_cell(a, i, Kind::Text, &mut text).then(|| String::from_utf8_lossy(&text).into_owned())
 }
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
-//! Tables written as Parquet, streamed: rows are gathered into record
-//! batches of [`BATCH_ROWS`] and handed to arrow-rs's writer, which closes
-//! a row group every [`ROW_GROUP_ROWS`] rows, every column compressed with
-//! zstd. Memory holds one row group being written, whatever the table's
-//! size.
+//! Tables written as Parquet, streamed: rows are gathered column by column
+//! until a row group is full ([`ROW_GROUP_ROWS`] rows, or
+//! [`ROW_GROUP_BYTES`] of text), then each column is handed to the parquet
+//! crate's column writer, compressed with zstd. Memory holds one row group
+//! being written, whatever the table's size.
 //!
 //! A Parquet file is readable only once its footer is written, at its end:
 //! the command line writes a file under a temporary name and gives it its
@@ -11,30 +11,28 @@
 
 use std::{io::Write, sync::Arc};
 
-use arrow_array::{
-    ArrayRef, RecordBatch,
-    builder::{
-        Float64Builder, Int16Builder, Int32Builder, ListBuilder, StringBuilder, UInt8Builder,
-        UInt16Builder, UInt32Builder, UInt64Builder,
-    },
-};
-use arrow_schema::{DataType, Field, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::{
-    arrow::ArrowWriter,
-    basic::{Compression, ZstdLevel},
-    file::properties::{EnabledStatistics, WriterProperties},
+    basic::{Compression, LogicalType, Repetition, Type as Physical, ZstdLevel},
+    data_type::{ByteArray, ByteArrayType, DoubleType, Int32Type, Int64Type},
+    file::{
+        properties::{EnabledStatistics, WriterProperties},
+        writer::SerializedFileWriter,
+    },
+    schema::types::Type,
 };
-
-/// Rows gathered before they go to the writer.
-pub const BATCH_ROWS: usize = 8192;
 
 /// Rows per row group: large enough for good compression and few footer
 /// entries, small enough that a row group in memory stays a few MB.
 pub const ROW_GROUP_ROWS: usize = 65_536;
 
+/// The most bytes of text a row group gathers before it is written,
+/// whatever its rows: long texts (principal variations, whole games) end
+/// a row group early rather than grow memory.
+pub const ROW_GROUP_BYTES: usize = 64 << 20;
+
 /// The most bytes a column's open page (and its dictionary) holds before
-/// it is compressed and set aside: every column has one open, so this
-/// bounds the writer's memory more than the row group does.
+/// it is compressed and set aside.
 pub const PAGE_BYTES: usize = 256 << 10;
 
 /// The zstd level of every column (zstd's own default).
@@ -64,75 +62,157 @@ pub enum ColumnType {
 }
 
 impl ColumnType {
-    fn data_type(self) -> DataType {
+    /// The column's schema: every column may hold nulls; integers are
+    /// INT32 or INT64 annotated with their width and sign, texts
+    /// `BYTE_ARRAY` annotated as strings, a list Parquet's three-level
+    /// `LIST` of strings.
+    fn schema(self, name: &str) -> parquet::errors::Result<Type> {
+        let primitive = |physical: Physical, logical: Option<LogicalType>| {
+            Type::primitive_type_builder(name, physical)
+                .with_repetition(Repetition::OPTIONAL)
+                .with_logical_type(logical)
+                .build()
+        };
+        let int = |bits: i8, signed: bool| {
+            let physical = if bits == 64 { Physical::INT64 } else { Physical::INT32 };
+            primitive(physical, Some(LogicalType::integer(bits, signed)))
+        };
         match self {
-            ColumnType::Text => DataType::Utf8,
-            ColumnType::U8 => DataType::UInt8,
-            ColumnType::U16 => DataType::UInt16,
-            ColumnType::U32 => DataType::UInt32,
-            ColumnType::U64 => DataType::UInt64,
-            ColumnType::I16 => DataType::Int16,
-            ColumnType::I32 => DataType::Int32,
-            ColumnType::F64 => DataType::Float64,
+            ColumnType::Text => primitive(Physical::BYTE_ARRAY, Some(LogicalType::String)),
+            ColumnType::U8 => int(8, false),
+            ColumnType::U16 => int(16, false),
+            ColumnType::U32 => int(32, false),
+            ColumnType::U64 => int(64, false),
+            ColumnType::I16 => int(16, true),
+            ColumnType::I32 => int(32, true),
+            ColumnType::F64 => primitive(Physical::DOUBLE, None),
             ColumnType::TextList => {
-                DataType::List(Arc::new(Field::new("item", DataType::Utf8, true)))
+                let element = Type::primitive_type_builder("element", Physical::BYTE_ARRAY)
+                    .with_repetition(Repetition::OPTIONAL)
+                    .with_logical_type(Some(LogicalType::String))
+                    .build()?;
+                let list = Type::group_type_builder("list")
+                    .with_repetition(Repetition::REPEATED)
+                    .with_fields(vec![Arc::new(element)])
+                    .build()?;
+                Type::group_type_builder(name)
+                    .with_repetition(Repetition::OPTIONAL)
+                    .with_logical_type(Some(LogicalType::List))
+                    .with_fields(vec![Arc::new(list)])
+                    .build()
             }
         }
     }
 }
 
-enum Builder {
-    Text(StringBuilder),
-    U8(UInt8Builder),
-    U16(UInt16Builder),
-    U32(UInt32Builder),
-    U64(UInt64Builder),
-    I16(Int16Builder),
-    I32(Int32Builder),
-    F64(Float64Builder),
-    TextList(ListBuilder<StringBuilder>),
+/// A list's definition levels: a null list, an empty one, an element.
+const LIST_NULL: i16 = 0;
+const LIST_EMPTY: i16 = 1;
+const LIST_ITEM: i16 = 3;
+
+/// A column's values of the row group being gathered.
+enum Values {
+    /// Texts, one after another, and where each ends.
+    Text {
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+    },
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F64(Vec<f64>),
 }
 
-impl Builder {
-    fn new(t: ColumnType) -> Builder {
-        let n = BATCH_ROWS;
-        match t {
-            ColumnType::Text => Builder::Text(StringBuilder::with_capacity(n, n * 16)),
-            ColumnType::U8 => Builder::U8(UInt8Builder::with_capacity(n)),
-            ColumnType::U16 => Builder::U16(UInt16Builder::with_capacity(n)),
-            ColumnType::U32 => Builder::U32(UInt32Builder::with_capacity(n)),
-            ColumnType::U64 => Builder::U64(UInt64Builder::with_capacity(n)),
-            ColumnType::I16 => Builder::I16(Int16Builder::with_capacity(n)),
-            ColumnType::I32 => Builder::I32(Int32Builder::with_capacity(n)),
-            ColumnType::F64 => Builder::F64(Float64Builder::with_capacity(n)),
-            ColumnType::TextList => Builder::TextList(ListBuilder::new(StringBuilder::new())),
+/// A column being gathered: its values (nulls left out), and each value's
+/// definition level (and repetition level, for a list).
+struct Gathered {
+    t: ColumnType,
+    values: Values,
+    defs: Vec<i16>,
+    reps: Vec<i16>,
+}
+
+impl Gathered {
+    fn new(t: ColumnType) -> Gathered {
+        let values = match t {
+            ColumnType::Text | ColumnType::TextList => {
+                Values::Text { bytes: Vec::new(), ends: Vec::new() }
+            }
+            ColumnType::U64 => Values::I64(Vec::new()),
+            ColumnType::F64 => Values::F64(Vec::new()),
+            _ => Values::I32(Vec::new()),
+        };
+        Gathered { t, values, defs: Vec::new(), reps: Vec::new() }
+    }
+
+    fn push_text(&mut self, v: &str) {
+        if let Values::Text { bytes, ends } = &mut self.values {
+            bytes.extend_from_slice(v.as_bytes());
+            ends.push(bytes.len());
         }
     }
 
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            Builder::Text(b) => Arc::new(b.finish()),
-            Builder::U8(b) => Arc::new(b.finish()),
-            Builder::U16(b) => Arc::new(b.finish()),
-            Builder::U32(b) => Arc::new(b.finish()),
-            Builder::U64(b) => Arc::new(b.finish()),
-            Builder::I16(b) => Arc::new(b.finish()),
-            Builder::I32(b) => Arc::new(b.finish()),
-            Builder::F64(b) => Arc::new(b.finish()),
-            Builder::TextList(b) => Arc::new(b.finish()),
+    /// Bytes of text gathered.
+    fn text_bytes(&self) -> usize {
+        match &self.values {
+            Values::Text { bytes, .. } => bytes.len(),
+            _ => 0,
         }
+    }
+
+    /// Writes the column's values to the row group's next column and
+    /// empties it.
+    fn write<W: Write + Send>(
+        &mut self,
+        group: &mut parquet::file::writer::SerializedRowGroupWriter<'_, W>,
+    ) -> parquet::errors::Result<()> {
+        let mut column = group.next_column()?.ok_or_else(|| {
+            parquet::errors::ParquetError::General("the schema has fewer columns".into())
+        })?;
+        let defs = Some(&self.defs[..]);
+        let reps = (self.t == ColumnType::TextList).then_some(&self.reps[..]);
+        match &mut self.values {
+            Values::Text { bytes, ends } => {
+                let all = Bytes::from(std::mem::take(bytes));
+                let mut start = 0;
+                let values: Vec<ByteArray> = ends
+                    .iter()
+                    .map(|&end| {
+                        let v = ByteArray::from(all.slice(start..end));
+                        start = end;
+                        v
+                    })
+                    .collect();
+                column.typed::<ByteArrayType>().write_batch(&values, defs, reps)?;
+                ends.clear();
+            }
+            Values::I32(v) => {
+                column.typed::<Int32Type>().write_batch(v, defs, reps)?;
+                v.clear();
+            }
+            Values::I64(v) => {
+                column.typed::<Int64Type>().write_batch(v, defs, reps)?;
+                v.clear();
+            }
+            Values::F64(v) => {
+                column.typed::<DoubleType>().write_batch(v, defs, reps)?;
+                v.clear();
+            }
+        }
+        column.close()?;
+        self.defs.clear();
+        self.reps.clear();
+        Ok(())
     }
 }
 
 /// A Parquet table being written row by row: each row sets every column
 /// in order (`text`, `u64`, ...; `None` is a null), then [`Table::end_row`].
 pub struct Table<W: Write + Send> {
-    schema: SchemaRef,
-    builders: Vec<Builder>,
+    columns: Vec<Gathered>,
     /// The column the next value goes to.
     next: usize,
     rows: usize,
-    writer: ArrowWriter<W>,
+    writer: SerializedFileWriter<W>,
 }
 
 /// `v` in a column's type: the callers write values of their columns'
@@ -149,13 +229,16 @@ impl<W: Write + Send> Table<W> {
     /// A table of these columns (name, type; every column may hold nulls)
     /// written to `out`.
     pub fn new(out: W, columns: &[(&str, ColumnType)]) -> std::io::Result<Table<W>> {
-        let fields: Vec<Field> =
-            columns.iter().map(|&(name, t)| Field::new(name, t.data_type(), true)).collect();
-        let schema = Arc::new(Schema::new(fields));
+        let fields = columns
+            .iter()
+            .map(|&(name, t)| t.schema(name).map(Arc::new))
+            .collect::<parquet::errors::Result<Vec<_>>>()
+            .map_err(io_error)?;
+        let schema =
+            Type::group_type_builder("schema").with_fields(fields).build().map_err(io_error)?;
         let level = ZstdLevel::try_new(ZSTD_LEVEL).map_err(io_error)?;
         let props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(level))
-            .set_max_row_group_row_count(Some(ROW_GROUP_ROWS))
             .set_data_page_size_limit(PAGE_BYTES)
             .set_dictionary_page_size_limit(PAGE_BYTES)
             // Statistics per column chunk (what readers prune row groups
@@ -165,88 +248,119 @@ impl<W: Write + Send> Table<W> {
             .set_offset_index_disabled(true)
             .set_created_by(format!("kibitz {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let writer = ArrowWriter::try_new(out, schema.clone(), Some(props)).map_err(io_error)?;
-        let builders = columns.iter().map(|&(_, t)| Builder::new(t)).collect();
-        Ok(Table { schema, builders, next: 0, rows: 0, writer })
+        let writer =
+            SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).map_err(io_error)?;
+        let columns = columns.iter().map(|&(_, t)| Gathered::new(t)).collect();
+        Ok(Table { columns, next: 0, rows: 0, writer })
     }
 
-    fn column(&mut self) -> &mut Builder {
+    fn column(&mut self) -> &mut Gathered {
         let i = self.next;
         self.next += 1;
-        &mut self.builders[i]
+        &mut self.columns[i]
     }
 
     /// The next column's text.
     pub fn text(&mut self, v: Option<&str>) {
-        match self.column() {
-            Builder::Text(b) => b.append_option(v),
-            _ => panic!("column {} is not text", self.next - 1),
+        let at = self.next;
+        let c = self.column();
+        assert_eq!(c.t, ColumnType::Text, "column {at} is not text");
+        match v {
+            Some(v) => {
+                c.push_text(v);
+                c.defs.push(1);
+            }
+            None => c.defs.push(0),
         }
     }
 
     /// The next column's list of texts.
     pub fn text_list<'a>(&mut self, v: Option<impl IntoIterator<Item = &'a str>>) {
-        match self.column() {
-            Builder::TextList(b) => match v {
-                Some(items) => {
-                    for item in items {
-                        b.values().append_value(item);
-                    }
-                    b.append(true);
-                }
-                None => b.append(false),
-            },
-            _ => panic!("column {} is not a list", self.next - 1),
+        let at = self.next;
+        let c = self.column();
+        assert_eq!(c.t, ColumnType::TextList, "column {at} is not a list");
+        let Some(items) = v else {
+            c.defs.push(LIST_NULL);
+            c.reps.push(0);
+            return;
+        };
+        let mut rep = 0;
+        for item in items {
+            c.push_text(item);
+            c.defs.push(LIST_ITEM);
+            c.reps.push(rep);
+            rep = 1;
+        }
+        if rep == 0 {
+            c.defs.push(LIST_EMPTY);
+            c.reps.push(0);
         }
     }
 
     /// The next column's number (of the column's type; `v` must fit it).
     pub fn int(&mut self, v: Option<i64>) {
         let at = self.next;
-        match self.column() {
-            Builder::U8(b) => b.append_option(v.map(|v| fit::<u8>(v, at))),
-            Builder::U16(b) => b.append_option(v.map(|v| fit::<u16>(v, at))),
-            Builder::U32(b) => b.append_option(v.map(|v| fit::<u32>(v, at))),
-            Builder::U64(b) => b.append_option(v.map(|v| fit::<u64>(v, at))),
-            Builder::I16(b) => b.append_option(v.map(|v| fit::<i16>(v, at))),
-            Builder::I32(b) => b.append_option(v.map(|v| fit::<i32>(v, at))),
+        let c = self.column();
+        let Some(v) = v else {
+            c.defs.push(0);
+            return;
+        };
+        // Unsigned values are stored as their bits in INT32 and INT64.
+        match (c.t, &mut c.values) {
+            (ColumnType::U8, Values::I32(out)) => out.push(i32::from(fit::<u8>(v, at))),
+            (ColumnType::U16, Values::I32(out)) => out.push(i32::from(fit::<u16>(v, at))),
+            (ColumnType::U32, Values::I32(out)) => out.push(fit::<u32>(v, at) as i32),
+            (ColumnType::U64, Values::I64(out)) => out.push(fit::<u64>(v, at) as i64),
+            (ColumnType::I16, Values::I32(out)) => out.push(i32::from(fit::<i16>(v, at))),
+            (ColumnType::I32, Values::I32(out)) => out.push(fit::<i32>(v, at)),
             _ => panic!("column {at} is not a whole number"),
         }
+        c.defs.push(1);
     }
 
     /// The next column's real number.
     pub fn float(&mut self, v: Option<f64>) {
-        match self.column() {
-            Builder::F64(b) => b.append_option(v),
-            _ => panic!("column {} is not a real number", self.next - 1),
+        let at = self.next;
+        let c = self.column();
+        match (&mut c.values, v) {
+            (Values::F64(out), Some(v)) => {
+                out.push(v);
+                c.defs.push(1);
+            }
+            (Values::F64(_), None) => c.defs.push(0),
+            _ => panic!("column {at} is not a real number"),
         }
     }
 
-    /// Ends a row (every column set); a full batch goes to the writer.
+    /// Ends a row (every column set); a full row group goes to the
+    /// writer.
     pub fn end_row(&mut self) -> std::io::Result<()> {
-        assert_eq!(self.next, self.builders.len(), "a row sets every column");
+        assert_eq!(self.next, self.columns.len(), "a row sets every column");
         self.next = 0;
         self.rows += 1;
-        if self.rows >= BATCH_ROWS {
-            self.flush_batch()?;
+        let text: usize = self.columns.iter().map(Gathered::text_bytes).sum();
+        if self.rows >= ROW_GROUP_ROWS || text >= ROW_GROUP_BYTES {
+            self.flush_group()?;
         }
         Ok(())
     }
 
-    fn flush_batch(&mut self) -> std::io::Result<()> {
+    fn flush_group(&mut self) -> std::io::Result<()> {
         if self.rows == 0 {
             return Ok(());
         }
-        let columns: Vec<ArrayRef> = self.builders.iter_mut().map(Builder::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), columns).map_err(io_error)?;
-        self.writer.write(&batch).map_err(io_error)?;
+        let mut group = self.writer.next_row_group().map_err(io_error)?;
+        for column in &mut self.columns {
+            column.write(&mut group).map_err(io_error)?;
+        }
+        group.close().map_err(io_error)?;
         self.rows = 0;
         Ok(())
     }
 
     /// Writes the last rows and the footer; returns the output.
     pub fn finish(mut self) -> std::io::Result<W> {
-        self.flush_batch()?;
+        self.flush_group()?;
         self.writer.into_inner().map_err(io_error)
     }
 }

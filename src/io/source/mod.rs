@@ -396,8 +396,8 @@ impl InputReader<'_, '_> {
                 return (0, 0);
             }
         };
-        crate::io::place::register_row_groups(&self.name, row_group_starts(&games.meta));
-        let units = units(&games.meta);
+        crate::io::place::register_row_groups(&self.name, row_group_starts(games.meta()));
+        let units = units(games.meta());
         let window = self.config.frame_window.max(2) * 2;
         let mut released = 0;
         let mut text = 0u64;
