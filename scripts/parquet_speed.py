@@ -18,8 +18,12 @@ Writing: `export --format parquet` and `--format jsonl` of the same
 `.kbz`; peak memory (maximum resident set) of the Parquet export of a
 small `.kbz` and of one 100 times larger.
 
+With --baseline OLD, the same Parquet jobs (reading both sets, writing
+both .kbz) are run by OLD and by BIN interleaved instead: the speeds of a
+change to the Parquet reader or writer, before and after in one run.
+
 Usage: parquet_speed.py --kibitz BIN --data ../shared/data [--work DIR]
-       [--rounds 5] [--repeat 100]
+       [--rounds 5] [--repeat 100] [--baseline OLD]
 """
 
 import argparse
@@ -160,6 +164,42 @@ def writing(kibitz, work, small, large, rounds, what):
     return results
 
 
+def against(kibitz, baseline, made, kbzs, work, rounds):
+    """The Parquet jobs run by `baseline` (before) and `kibitz` (after),
+    interleaved: medians, and after/before as speed (> 1: faster)."""
+    jobs = []
+    for name, (parquet, _, games, threshold) in made.items():
+        for threads in ("1", "2"):
+            jobs.append((f"{name}: replay -j {threads}", games, "games",
+                         ["replay", parquet, "--quiet", "-j", threads]))
+            jobs.append((f"{name}: annotate --label pgn-eval --min-elo {threshold} -j {threads}",
+                         games, "games",
+                         ["annotate", parquet, "--quiet", "--label", "pgn-eval", "--min-elo",
+                          str(threshold), "--force", "-j", threads, "-o",
+                          os.path.join(work, "x.kbz")]))
+    for label, kbz in kbzs:
+        stats = json.loads(subprocess.run([kibitz, "stats", kbz, "--json"], capture_output=True,
+                                          text=True, check=True).stdout)
+        jobs.append((f"export --format parquet: {label}", stats["positions"], "positions",
+                     ["export", kbz, "--format", "parquet", "-o",
+                      os.path.join(work, "x.parquet")]))
+    times = {(j, w): [] for j, _, _, _ in jobs for w in ("before", "after")}
+    for _ in range(rounds):
+        for name, _, _, args in jobs:
+            for which, binary in (("before", baseline), ("after", kibitz)):
+                t, _, _ = timed([binary, *args])
+                times[(name, which)].append(t)
+    print(f"\n== before ({baseline}) and after ({kibitz}), medians of {rounds} interleaved rounds")
+    out = []
+    for name, n, unit, _ in jobs:
+        b = statistics.median(times[(name, "before")])
+        a = statistics.median(times[(name, "after")])
+        print(f"{name:60s} before {n / b:10,.0f} {unit}/s ({b:.3f} s)  after {n / a:10,.0f} "
+              f"{unit}/s ({a:.3f} s)  after/before {b / a:.3f}x")
+        out.append({"job": name, "before_s": b, "after_s": a, "speed": b / a})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--kibitz", required=True)
@@ -168,6 +208,7 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--skip-reading", action="store_true")
+    ap.add_argument("--baseline", help="an older kibitz: time its Parquet jobs against --kibitz's")
     ap.add_argument("--selfplay-large", nargs="+", help="large self-play .kbz files "
                     "(scripts/make_net.sh's target/make-net/sp-1.kbz, and larger); a small one "
                     "is played here")
@@ -179,7 +220,7 @@ def main():
     summary = {}
     sets = [("lichess", lichess, args.repeat), ("all", real, max(1, args.repeat // 20))]
     made = {name: make_games(conv, paths, args.work, name, rep) for name, paths, rep in sets}
-    if not args.skip_reading:
+    if not args.skip_reading and not args.baseline:
         for name, _, _ in sets:
             parquet, zst, games, threshold = made[name]
             summary[name] = reading(args.kibitz, parquet, zst, games, threshold, args.rounds,
@@ -193,6 +234,14 @@ def main():
     for src, dst in ((one, small), (made["lichess"][0], large)):
         subprocess.run([args.kibitz, "annotate", src, "--label", "pgn-eval", "--preset", "analysis",
                         "--quiet", "--force", "-o", dst], check=True, capture_output=True)
+    if args.baseline:
+        kbzs = [("Lichess analysis x1", small), ("Lichess analysis x100", large)]
+        kbzs += [(os.path.basename(k), k) for k in args.selfplay_large or []]
+        summary["against"] = against(args.kibitz, args.baseline, made, kbzs, args.work,
+                                     args.rounds)
+        with open(os.path.join(args.work, "summary.json"), "w") as f:
+            json.dump(summary, f, indent=1)
+        return
     summary["writing"] = writing(args.kibitz, args.work, small, large, args.rounds,
                                  "the shared Lichess games' [%eval]s, x1 and x100: repeated "
                                  "games, which Parquet's dictionaries and zstd find")
