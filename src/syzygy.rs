@@ -487,12 +487,19 @@ impl Tablebases {
         Some(TbAnswer { wdl, dtz, best })
     }
 
-    /// The root's moves ranked as Stockfish ranks them: by what each
-    /// keeps of the result under the 50-move rule, a win's moves by how
-    /// soon they zero the counter. Returns the moves of the best rank
-    /// (the search chooses among them) and the root's result, or `None`
-    /// when some move's position is not in the tables.
-    pub fn rank_root_moves(&self, pos: &Position) -> Option<(Vec<Move>, TbWdl)> {
+    /// The root's moves ranked as Stockfish ranks them with its DTZ
+    /// ranking on: by what each keeps of the result under the 50-move
+    /// rule, a win's moves by how soon they zero the counter (a capture, a
+    /// pawn move or mate). Only the moves of the best rank are searched, so
+    /// a search of any depth makes progress on every move of a won ending:
+    /// the distance to zeroing falls with each of them, no position
+    /// repeats, and the counter never reaches 100. (Stockfish ranks wins
+    /// alike and lets the search choose among them until a position has
+    /// repeated; a shallow search then goes round first.) A move into a
+    /// threefold repetition or the 50-move rule is a draw. Returns the
+    /// moves of the best rank and the root's result, or `None` when some
+    /// move's position is not in the tables.
+    pub fn rank_root_moves(&self, pos: &mut Position) -> Option<(Vec<Move>, TbWdl)> {
         if !self.may_cover(pos) {
             return None;
         }
@@ -501,17 +508,22 @@ impl Tablebases {
         const MAX_DTZ: i32 = 1 << 18;
         let mut ranked: Vec<(Move, i32)> = Vec::new();
         for m in board.legal_moves() {
+            let mv = from_shakmaty(pos, m)?;
             let mut after = board.clone();
             after.play_unchecked(m);
-            let zeroing = m.is_zeroing();
+            pos.do_move(mv);
+            let drawn = pos.is_repetition(1) || pos.is_fifty_move_draw();
+            pos.undo_move(mv);
             // The DTZ of the move from the root's side: plies to zero the
             // counter (positive: winning).
             let dtz = if after.is_checkmate() {
                 1
-            } else if zeroing {
+            } else if m.is_zeroing() {
                 // After a capture or a pawn move the WDL alone tells.
                 let wdl = checked(self.tables.probe_wdl_after_zeroing(&after))?;
                 -(wdl as i32).signum()
+            } else if drawn {
+                0
             } else {
                 let d: MaybeRounded<Dtz> = checked(self.tables.probe_dtz(&after))?;
                 let d = -d.ignore_rounding().0;
@@ -521,27 +533,30 @@ impl Tablebases {
                     _ => 0,
                 }
             };
-            // Stockfish's ranks: a win within the 50-move rule ranks
-            // highest (all alike: the search picks among them and the
-            // counter forces progress), then cursed wins by how close they
-            // come, draws, blessed losses, and losses.
+            // A win within the 50-move rule ranks highest, then cursed
+            // wins by how close they come, draws, blessed losses, losses.
             let rank = if dtz > 0 {
-                if dtz + rule50 <= 99 { MAX_DTZ } else { MAX_DTZ - (dtz + rule50) }
+                if dtz + rule50 <= 99 { MAX_DTZ - dtz } else { MAX_DTZ / 2 - (dtz + rule50) }
             } else if dtz < 0 {
-                if -dtz * 2 + rule50 < 100 { -MAX_DTZ } else { -MAX_DTZ + (-dtz + rule50) }
+                // A loss the longest resistance, as a perfect defender.
+                if -dtz * 2 + rule50 < 100 {
+                    -MAX_DTZ - dtz
+                } else {
+                    -MAX_DTZ / 2 + (-dtz + rule50)
+                }
             } else {
                 0
             };
-            ranked.push((from_shakmaty(pos, m)?, rank));
+            ranked.push((mv, rank));
         }
         let best = ranked.iter().map(|&(_, r)| r).max()?;
-        let wdl = if best == MAX_DTZ {
+        let wdl = if best > MAX_DTZ / 2 {
             TbWdl::Win
         } else if best > 0 {
             TbWdl::CursedWin
         } else if best == 0 {
             TbWdl::Draw
-        } else if best == -MAX_DTZ {
+        } else if best < -MAX_DTZ / 2 {
             TbWdl::Loss
         } else {
             TbWdl::BlessedLoss

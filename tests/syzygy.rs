@@ -673,6 +673,91 @@ pub mod corpus {
         assert!(failed_with.is_empty(), "not converted with tables: {}", failed_with.join(", "));
     }
 
+    /// Won positions of the endings a shallow search used to shuffle in
+    /// (two of each, the longest to the next capture or pawn move among 300
+    /// drawn), played out to mate at depths 1 and 3 against the perfect
+    /// defender above: with the root's moves ranked by DTZ, every one is
+    /// mated, no position occurs twice, and the 50-move counter stays
+    /// under 100 (a capture or promotion goes on into the next ending).
+    #[test]
+    fn won_endings_are_mated_at_every_depth_without_a_repetition() {
+        let tb = std::sync::Arc::new(tables());
+        let mut rng = Rng::new(9);
+        let mut searcher = Searcher::new(16);
+        searcher.set_tablebases(Some(tb.clone()));
+        let mut failed = Vec::new();
+        let mut longest = 0;
+        for material in ["KBNvK", "KRvKP", "KRBvKR", "KQvKQ", "KPvKP", "KNvKP", "KRvKR"] {
+            let mut won: Vec<(i32, Position)> = Vec::new();
+            let mut drawn = 0;
+            while drawn < 300 {
+                let Some(pos) = random_position(material, &mut rng) else { continue };
+                drawn += 1;
+                if pos.side_to_move() == Color::White && tb.probe_wdl(&pos) == Some(TbWdl::Win) {
+                    won.push((tb.probe_dtz(&pos).unwrap(), pos));
+                }
+            }
+            won.sort_by_key(|(dtz, p)| (-dtz, p.fen()));
+            for (_, start) in won.iter().take(2) {
+                for depth in [1, 3] {
+                    match mate_out(start, &mut searcher, &tb, depth) {
+                        Ok(plies) => longest = longest.max(plies),
+                        Err(why) => failed.push(format!("{} at depth {depth}: {why}", start.fen())),
+                    }
+                }
+            }
+        }
+        eprintln!("longest game {longest} plies");
+        assert!(failed.is_empty(), "not mated: {}", failed.join("; "));
+    }
+
+    /// Plays `start` out to mate, the winner searching to `depth`, the
+    /// defender perfect; the plies to mate, or why it was not.
+    fn mate_out(
+        start: &Position,
+        searcher: &mut Searcher,
+        tb: &Tablebases,
+        depth: i32,
+    ) -> Result<usize, String> {
+        let mut pos = Position::from_fen(&start.fen()).unwrap();
+        let attacker = pos.side_to_move();
+        let mut seen = std::collections::HashSet::new();
+        searcher.new_game();
+        for ply in 0..600 {
+            if !seen.insert(pos.key()) {
+                return Err(format!("{} occurred twice", pos.fen()));
+            }
+            if !pos.has_legal_moves() {
+                let mated = pos.in_check() && pos.side_to_move() != attacker;
+                return if mated { Ok(ply) } else { Err(format!("{} is no mate", pos.fen())) };
+            }
+            if pos.rule50() >= 100 {
+                return Err(format!("the 50-move rule at {}", pos.fen()));
+            }
+            let m = if pos.side_to_move() == attacker {
+                searcher.search(&mut pos, &Limits::depth(depth), |_| {}).best.unwrap()
+            } else {
+                let moves = pos.legal_moves();
+                *moves
+                    .iter()
+                    .min_by_key(|&&m| {
+                        let mut after = pos.clone();
+                        after.do_move(m);
+                        let wdl = tb.probe_wdl_after_zeroing(&after).map_or(0, |w| w.value());
+                        (wdl, -tb.probe_dtz(&after).unwrap_or(0), pos.uci(m))
+                    })
+                    .unwrap()
+            };
+            pos.do_move(m);
+            let wdl = tb.probe_wdl_after_zeroing(&pos).map(|w| w.value());
+            let won = if pos.side_to_move() == attacker { wdl == Some(2) } else { wdl == Some(-2) };
+            if !won && pos.occupied().count() > 2 && pos.has_legal_moves() {
+                return Err(format!("the win given away at {}", pos.fen()));
+            }
+        }
+        Err("no mate within 600 plies".into())
+    }
+
     /// The analysis of a game that gives a tablebase win away: the move is
     /// a blunder, the PGN export and the report say what the tables say.
     #[test]

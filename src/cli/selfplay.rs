@@ -122,6 +122,12 @@ pub struct SelfPlayArgs {
     /// stop writing at 400).
     #[arg(long, value_name = "PLY", default_value_t = 400, help_heading = "Adjudication")]
     max_plies: u32,
+    /// With tables (--syzygy, KIBITZ_SYZYGY): play their endings out to
+    /// mate or a draw (the search ranks each root's moves by the tables, a
+    /// win's by how soon it makes progress) instead of ending the game when
+    /// the tables decide it.
+    #[arg(long, help_heading = "Adjudication")]
+    tables_play_out: bool,
     /// Seed of the openings and random plies.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -188,6 +194,7 @@ fn settings(args: &SelfPlayArgs) -> Result<SelfPlaySettings> {
             draw_plies: args.draw_plies,
             draw_from_ply: args.draw_from_ply,
             max_plies: args.max_plies,
+            tables_play_out: args.tables_play_out,
         },
         seed: args.seed,
         games: args.games.unwrap_or(u64::MAX),

@@ -580,7 +580,8 @@ impl Searcher {
             return result;
         }
         // A root in the tables: only the moves that keep its result best
-        // (by the 50-move counter) are searched, and the tree is not
+        // (by the 50-move counter, and once the game goes round by how
+        // soon they make progress) are searched, and the tree is not
         // probed (Stockfish's root ranking).
         self.tb_hits = 0;
         self.tb_cardinality = self.tablebases.as_ref().map_or(0, |tb| tb.max_pieces());

@@ -102,6 +102,10 @@ pub struct Rules {
     pub draw_from_ply: u32,
     /// Drawn at this game ply (0: no limit).
     pub max_plies: u32,
+    /// With tables: play their endings out to mate or a draw (the search
+    /// ranks the root's moves by them) rather than end the game when they
+    /// decide it.
+    pub tables_play_out: bool,
 }
 
 impl Default for Rules {
@@ -123,6 +127,7 @@ impl Default for Rules {
             draw_plies: 8,
             draw_from_ply: 80,
             max_plies: 400,
+            tables_play_out: false,
         }
     }
 }
@@ -337,7 +342,8 @@ impl Game<'_> {
             if let Some(end) = board_ending(&pos) {
                 break end;
             }
-            if let Some(end) = self.tables.and_then(|t| tables_ending(t, &pos)) {
+            let adjudicating = self.tables.filter(|_| !self.rules.tables_play_out);
+            if let Some(end) = adjudicating.and_then(|t| tables_ending(t, &pos)) {
                 if made.len() == opening.len() {
                     // An opening the tables decide: draw another.
                     return None;
