@@ -30,7 +30,9 @@
 //! Each target runs a few thousand inputs in the default suite. For long
 //! runs, `KIBITZ_FUZZ_SECONDS=600 cargo test --release -- --ignored fuzz_`
 //! (or `scripts/fuzz.sh SECONDS`): the `long_*` tests run each target for
-//! that long. Seeds come from `data/` and, when present, `../shared/data`.
+//! that long. `KIBITZ_FUZZ_SEED=N` draws other mutations (the seed is in
+//! the log and the stats), so one target runs on every core at once with
+//! a seed each (`SEEDS="1 2" scripts/fuzz.sh`). Seeds come from `data/` and, when present, `../shared/data`.
 //! A panic saves its input under `target/fuzz/crashes/` (replay it with
 //! `KIBITZ_FUZZ_REPLAY=FILE`); an input that runs more than 10 seconds is
 //! saved and the process aborts (a hang). Counts go to stderr and to
@@ -66,6 +68,19 @@ fn root() -> PathBuf {
 
 fn fuzz_dir() -> PathBuf {
     root().join("target/fuzz")
+}
+
+/// The run's seed: `KIBITZ_FUZZ_SEED` (0 when unset, the inputs every
+/// earlier run drew). Runs of one target with different seeds draw
+/// different mutations, so a target can run on every core at once.
+fn fuzz_seed() -> u64 {
+    std::env::var("KIBITZ_FUZZ_SEED").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+}
+
+/// A generator for a part of a target (`salt` tells the parts apart),
+/// drawn from the run's seed.
+fn seeded(salt: u64) -> Rng {
+    Rng::new(salt ^ fuzz_seed().wrapping_mul(0x9e37_79b9_7f4a_7c15))
 }
 
 /// How long each target runs: `KIBITZ_FUZZ_SECONDS` for the long tests.
@@ -233,7 +248,8 @@ fn drive(
         target(&input);
         return Report { execs: 1, seconds: 0.0, corpus: 0, crashes: Vec::new() };
     }
-    let mut rng = Rng::new(0x6b69_6269_747a ^ name.len() as u64);
+    let seed = fuzz_seed();
+    let mut rng = seeded(0x6b69_6269_747a ^ name.len() as u64);
     let mut corpus: Vec<Vec<u8>> = seeds.into_iter().filter(|s| s.len() <= max_len).collect();
     assert!(!corpus.is_empty(), "{name}: no seeds");
     let mut features: HashSet<u64> = HashSet::new();
@@ -304,7 +320,7 @@ fn drive(
     let report =
         Report { execs, seconds: start.elapsed().as_secs_f64(), corpus: corpus.len(), crashes };
     eprintln!(
-        "fuzz {name}: {} executions in {:.1} s, corpus {}, crashes {}",
+        "fuzz {name}: {} executions in {:.1} s, corpus {}, crashes {}, seed {seed}",
         report.execs,
         report.seconds,
         report.corpus,
@@ -316,7 +332,7 @@ fn drive(
     {
         // One write per line: targets run in parallel append to this file.
         let line = format!(
-            "{name}\t{}\t{:.1}\t{}\t{}\n",
+            "{name}\t{}\t{:.1}\t{}\t{}\t{seed}\n",
             report.execs,
             report.seconds,
             report.corpus,
@@ -730,7 +746,7 @@ fn run_pgn(budget: Budget) -> Report {
 }
 
 fn run_moves(budget: Budget) -> Report {
-    let mut rng = Rng::new(7);
+    let mut rng = seeded(7);
     let seeds: Vec<Vec<u8>> =
         (0..64).map(|n| (0..64 + n * 8).map(|_| rng.next_u64() as u8).collect()).collect();
     drive("moves", seeds, budget, 4096, target_moves)
@@ -755,12 +771,12 @@ fn run_kbz(budget: Budget) -> Report {
     let seed = kbz_seed(&scratch.path(""));
     // Seeds: the file, and variants mutated inside their frames (a byte
     // mutation of a frame fails its checksum; these reach the decoder).
-    let mut rng = Rng::new(11);
+    let mut rng = seeded(11);
     let mut seeds = vec![seed.clone()];
     for _ in 0..63 {
         seeds.push(mutate_inside(&seed, &mut rng));
     }
-    let inner = std::sync::Mutex::new(Rng::new(13));
+    let inner = std::sync::Mutex::new(seeded(13));
     let dir = scratch.path("");
     drive("kbz", seeds, budget, 1 << 20, |input| {
         // Half the time, mutate inside a frame before reading.
