@@ -436,36 +436,17 @@ impl Replayer {
         local: u64,
         out: &mut ChunkOutcome,
     ) {
+        if !self.start_game(game, file, local, out) {
+            return;
+        }
         let mut key_count = 0u32;
         let reject =
             |out: &mut ChunkOutcome, ply: u32, san: String, kind: RejectKind, reason: String| {
                 out.rejected.push(Rejected::in_game(file, local, game, ply, san, kind, reason));
             };
-        out.malformed_tag_lines += u64::from(game.malformed_tags);
-        let variant = variant_kind(game.variant.raw());
-        if variant == VariantKind::Unknown {
-            *out.unknown_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
-        }
-        if variant == VariantKind::Other {
-            *out.skipped_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
-            if self.options.keys {
-                out.key_line_counts.push((0, game.offset));
-            }
-            return;
-        }
         #[cfg(test)]
         let corrupt = self.corrupt;
-        let Replayer { options, made, pos, startpos, keys, .. } = self;
-        if let Err(e) = set_start_position(game, pos, startpos) {
-            reject(out, 0, String::new(), RejectKind::BadPosition, format!("[FEN] tag: {e}"));
-            if options.keys {
-                out.key_line_counts.push((0, game.offset));
-            }
-            return;
-        }
-        if pos.is_chess960() {
-            out.chess960_games += 1;
-        }
+        let Replayer { options, made, pos, keys, .. } = self;
         let start_key = pos.key();
         let rejected_before = out.rejected.len();
         let start = (options.verify == Verify::Undo).then(|| pos.clone());
@@ -531,6 +512,43 @@ impl Replayer {
         if options.keys {
             out.key_line_counts.push((key_count, game.offset));
         }
+    }
+
+    /// Counts a game's tags and variant and sets its start position;
+    /// `false` when it is not replayed (a variant kibitz does not play,
+    /// counted; a `[FEN]` that is no position, rejected).
+    fn start_game(
+        &mut self,
+        game: &ParsedGame,
+        file: usize,
+        local: u64,
+        out: &mut ChunkOutcome,
+    ) -> bool {
+        out.malformed_tag_lines += u64::from(game.malformed_tags);
+        let variant = variant_kind(game.variant.raw());
+        if variant == VariantKind::Unknown {
+            *out.unknown_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
+        }
+        if variant == VariantKind::Other {
+            *out.skipped_variants.entry(game.variant.to_string_lossy()).or_default() += 1;
+            if self.options.keys {
+                out.key_line_counts.push((0, game.offset));
+            }
+            return false;
+        }
+        if let Err(e) = set_start_position(game, &mut self.pos, &self.startpos) {
+            let reason = format!("[FEN] tag: {e}");
+            let kind = RejectKind::BadPosition;
+            out.rejected.push(Rejected::in_game(file, local, game, 0, String::new(), kind, reason));
+            if self.options.keys {
+                out.key_line_counts.push((0, game.offset));
+            }
+            return false;
+        }
+        if self.pos.is_chess960() {
+            out.chess960_games += 1;
+        }
+        true
     }
 
     /// Checks every line of a chunk of EPD text (or a table's positions):

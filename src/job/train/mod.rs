@@ -387,53 +387,8 @@ impl Train {
         };
         crate::io::check_output_folder(&s.output).map_err(io(&s.output))?;
         crate::io::make_output_folder(cache).map_err(io(cache))?;
-        let inputs = input_list(&s.inputs)?;
-        let checkpoint = if self.resume && Checkpoint::path(cache).exists() {
-            let c = Checkpoint::read(cache)?;
-            if c.settings != s.identity() {
-                return Err(TrainError::Settings(format!(
-                    "{}: the checkpoint was made with other settings; run without --resume, \
-                     or with the same settings",
-                    Checkpoint::path(cache).display()
-                )));
-            }
-            Some(c)
-        } else {
-            None
-        };
-        let manifest: Option<Manifest> =
-            std::fs::read(manifest_path(cache)).ok().and_then(|b| serde_json::from_slice(&b).ok());
-        let fresh = Manifest {
-            inputs: inputs.clone(),
-            buckets: s.buckets,
-            seed: s.seed,
-            validation_per_mille: s.validation_per_mille,
-            counts: IngestCounts::default(),
-        };
-        let counts = match manifest {
-            Some(m) if Manifest { counts: IngestCounts::default(), ..m.clone() } == fresh => {
-                m.counts
-            }
-            _ if checkpoint.is_some() => {
-                return Err(TrainError::Settings(format!(
-                    "{}: the cache no longer matches the inputs; run without --resume",
-                    cache.display()
-                )));
-            }
-            _ => {
-                let counts = data::ingest(
-                    &s.inputs,
-                    cache,
-                    s.buckets,
-                    s.validation_per_mille,
-                    s.seed,
-                    |c| sink.ingest(c),
-                )?;
-                let m = Manifest { counts: counts.clone(), ..fresh };
-                write_atomic(&manifest_path(cache), &serde_json::to_vec_pretty(&m).expect("json"))?;
-                counts
-            }
-        };
+        let checkpoint = self.checkpoint()?;
+        let counts = ingested(s, checkpoint.is_some(), sink)?;
         if counts.train == 0 {
             return Err(TrainError::NoData(format!(
                 "{} games, {} labels read",
@@ -452,7 +407,6 @@ impl Train {
             }
         };
         let mut stream = Stream::new(cache, s.buckets, s.seed, cursor);
-        let total_batches = u64::from(s.superbatches) * u64::from(s.batches);
         let n = model.params.len();
         let mut grads: Vec<Vec<f32>> = (0..s.threads).map(|_| vec![0f32; n]).collect();
         let mut batch: Vec<Entry> = Vec::with_capacity(s.batch_size);
@@ -461,23 +415,12 @@ impl Train {
         let (mut trained, mut positions) = (0u32, 0u64);
         let mut sha256 = String::new();
         while done < s.superbatches {
-            let sb_start = Instant::now();
-            let mut loss_sum = 0f64;
-            for b in 0..s.batches {
-                if self.stop.load(Ordering::Relaxed) {
-                    return Err(TrainError::Stopped(done));
-                }
-                stream
-                    .fill(&mut batch, s.batch_size)
-                    .map_err(|e| TrainError::Io { path: cache.clone(), source: e })?;
-                loss_sum += batch_gradient(&model, &batch, s.wdl, &mut grads);
-                let t = u64::from(done) * u64::from(s.batches) + u64::from(b);
-                let lr = s.learning_rate(t, total_batches);
-                update(&mut model, &mut adam, &mut grads, batch.len(), lr, s.weight_decay);
-                let seen = (u64::from(b) + 1) * s.batch_size as u64;
-                let rate = seen as f64 / sb_start.elapsed().as_secs_f64().max(1e-9);
-                sink.batch(done + 1, b + 1, rate, loss_sum / seen as f64);
-            }
+            let loss_sum = self.superbatch(
+                Pass { model: &mut model, adam: &mut adam, grads: &mut grads, batch: &mut batch },
+                &mut stream,
+                done,
+                sink,
+            )?;
             done += 1;
             trained += 1;
             positions += u64::from(s.batches) * s.batch_size as u64;
@@ -520,6 +463,104 @@ impl Train {
             history,
             sha256,
         })
+    }
+
+    /// The checkpoint to resume from: with `--resume` and one in the
+    /// cache, it must have been made with these settings.
+    fn checkpoint(&self) -> Result<Option<Checkpoint>, TrainError> {
+        let cache = &self.settings.cache;
+        if !self.resume || !Checkpoint::path(cache).exists() {
+            return Ok(None);
+        }
+        let c = Checkpoint::read(cache)?;
+        if c.settings != self.settings.identity() {
+            return Err(TrainError::Settings(format!(
+                "{}: the checkpoint was made with other settings; run without --resume, or \
+                 with the same settings",
+                Checkpoint::path(cache).display()
+            )));
+        }
+        Ok(Some(c))
+    }
+
+    /// One superbatch: its batches read, their gradients taken and the
+    /// model updated; returns the sum of the batches' losses.
+    fn superbatch(
+        &self,
+        pass: Pass<'_>,
+        stream: &mut Stream,
+        done: u32,
+        sink: &mut dyn TrainSink,
+    ) -> Result<f64, TrainError> {
+        let s = &self.settings;
+        let total_batches = u64::from(s.superbatches) * u64::from(s.batches);
+        let sb_start = Instant::now();
+        let mut loss_sum = 0f64;
+        for b in 0..s.batches {
+            if self.stop.load(Ordering::Relaxed) {
+                return Err(TrainError::Stopped(done));
+            }
+            stream
+                .fill(pass.batch, s.batch_size)
+                .map_err(|e| TrainError::Io { path: s.cache.clone(), source: e })?;
+            loss_sum += batch_gradient(pass.model, pass.batch, s.wdl, pass.grads);
+            let t = u64::from(done) * u64::from(s.batches) + u64::from(b);
+            let lr = s.learning_rate(t, total_batches);
+            update(pass.model, pass.adam, pass.grads, pass.batch.len(), lr, s.weight_decay);
+            let seen = (u64::from(b) + 1) * s.batch_size as u64;
+            let rate = seen as f64 / sb_start.elapsed().as_secs_f64().max(1e-9);
+            sink.batch(done + 1, b + 1, rate, loss_sum / seen as f64);
+        }
+        Ok(loss_sum)
+    }
+}
+
+/// What a superbatch works on: the model, its optimiser, the threads'
+/// gradients and the batch read.
+struct Pass<'a> {
+    model: &'a mut Model,
+    adam: &'a mut AdamW,
+    grads: &'a mut Vec<Vec<f32>>,
+    batch: &'a mut Vec<Entry>,
+}
+
+/// The counts of the cache's data: read from its manifest when the cache
+/// was made from these inputs with these settings, else the inputs are
+/// ingested again (refused when resuming a checkpoint, which the new
+/// cache would not match).
+fn ingested(
+    s: &TrainSettings,
+    resuming: bool,
+    sink: &mut dyn TrainSink,
+) -> Result<IngestCounts, TrainError> {
+    let cache = &s.cache;
+    let inputs = input_list(&s.inputs)?;
+    let manifest: Option<Manifest> =
+        std::fs::read(manifest_path(cache)).ok().and_then(|b| serde_json::from_slice(&b).ok());
+    let fresh = Manifest {
+        inputs,
+        buckets: s.buckets,
+        seed: s.seed,
+        validation_per_mille: s.validation_per_mille,
+        counts: IngestCounts::default(),
+    };
+    match manifest {
+        Some(m) if Manifest { counts: IngestCounts::default(), ..m.clone() } == fresh => {
+            Ok(m.counts)
+        }
+        _ if resuming => Err(TrainError::Settings(format!(
+            "{}: the cache no longer matches the inputs; run without --resume",
+            cache.display()
+        ))),
+        _ => {
+            let counts =
+                data::ingest(&s.inputs, cache, s.buckets, s.validation_per_mille, s.seed, |c| {
+                    sink.ingest(c)
+                })?;
+            let m = Manifest { counts: counts.clone(), ..fresh };
+            write_atomic(&manifest_path(cache), &serde_json::to_vec_pretty(&m).expect("json"))?;
+            Ok(counts)
+        }
     }
 }
 
