@@ -952,3 +952,70 @@ fn missing_folders_are_named_and_never_made() {
     assert_eq!(code, 0, "{err}");
     assert!(net.exists() && dir.path("n.nnue.train").is_dir());
 }
+
+/// Every command that writes a file, given input it cannot read whole (a
+/// file that is no `.kbz`, one damaged past its header, a net that is no
+/// net, an empty book): it exits 1, leaves no new file (nor a partial one)
+/// and an older file of that name as it was.
+#[test]
+fn failed_runs_leave_no_file_and_keep_an_older_one() {
+    let dir = TempDir::new("failed-runs");
+    let good = dir.path("good.kbz");
+    assert_eq!(annotate_small(&dir, &good, &[]).0, 0);
+    let mut damaged = std::fs::read(&good).unwrap();
+    let at = damaged.len() * 2 / 3;
+    for b in &mut damaged[at..at + 64] {
+        *b ^= 0x5a;
+    }
+    std::fs::write(dir.path("damaged.kbz"), damaged).unwrap();
+    std::fs::write(dir.path("bad.kbz"), "not a kbz file\n").unwrap();
+    std::fs::write(dir.path("bad.nnue"), "not a net\n").unwrap();
+    std::fs::write(dir.path("empty.pgn"), "").unwrap();
+    let p = |name: &str| dir.path(name).to_str().unwrap().to_string();
+    // (arguments, the output, the flag that replaces a file: "" for none)
+    let mut cases: Vec<(Vec<String>, String, &str)> = Vec::new();
+    for format in ["plain", "binpack", "bullet", "jsonl", "pgn", "epd", "parquet"] {
+        for input in ["bad.kbz", "damaged.kbz"] {
+            let out = p(&format!("x.{format}"));
+            let args = ["export", &p(input), "--format", format, "-o", &out];
+            cases.push((args.map(String::from).to_vec(), out, ""));
+        }
+    }
+    let out = p("x.kbz");
+    for args in [
+        vec!["dedup", "damaged.kbz"],
+        vec!["merge", "good.kbz", "damaged.kbz"],
+        vec!["annotate", "empty.pgn"],
+        vec!["selfplay", "--games", "2", "--depth", "1", "--net", "bad.nnue"],
+        vec!["selfplay", "--games", "2", "--depth", "1", "--book", "empty.pgn"],
+    ] {
+        let mut a: Vec<String> =
+            args.iter().map(|&x| if x.contains('.') { p(x) } else { x.to_string() }).collect();
+        a.extend(["-o".to_string(), out.clone()]);
+        cases.push((a, out.clone(), "--force"));
+    }
+    let html = p("x.html");
+    cases.push((["report", &p("damaged.kbz"), "-o", &html].map(String::from).to_vec(), html, ""));
+    let net = p("x.nnue");
+    for input in ["bad.kbz", "damaged.kbz"] {
+        let a = ["train", &p(input), "--superbatches", "1", "--batches", "1", "-o", &net];
+        cases.push((a.map(String::from).to_vec(), net.clone(), "--force"));
+    }
+    for (args, out, force) in &cases {
+        let partial = format!("{out}.partial");
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, _, err) = run(&argv, Duration::from_secs(120));
+        assert_eq!(code, 1, "{args:?}: {err}");
+        assert!(!Path::new(out).exists(), "{args:?} left {out}");
+        assert!(!Path::new(&partial).exists(), "{args:?} left {partial}");
+        std::fs::write(out, "older file\n").unwrap();
+        let mut argv = argv.clone();
+        if !force.is_empty() {
+            argv.push(force);
+        }
+        let (code, _, err) = run(&argv, Duration::from_secs(120));
+        assert_ne!(code, 0, "{args:?}: {err}");
+        assert_eq!(std::fs::read_to_string(out).unwrap(), "older file\n", "{args:?} replaced it");
+        std::fs::remove_file(out).unwrap();
+    }
+}

@@ -4,7 +4,7 @@
 use std::{
     fs::File,
     io::{self, BufWriter, IsTerminal, Write},
-    path::PathBuf,
+    path::{Path, PathBuf},
 };
 
 use anyhow::{Context, Result};
@@ -36,6 +36,99 @@ pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
     kibitz::check_output_folder(path).with_context(cannot)?;
     let file = File::create(path).with_context(cannot)?;
     Ok(BufWriter::with_capacity(1 << 20, file))
+}
+
+/// An output written aside, as `NAME.partial` beside its name, and given
+/// its name by [`Aside::keep`] once the run has succeeded. Dropped
+/// without it (an error, or a run that ends with a non-zero exit code),
+/// the partial file is removed: a failed run leaves no new file, and an
+/// older file of that name as it was.
+pub struct Aside {
+    path: PathBuf,
+    partial: PathBuf,
+    kept: bool,
+}
+
+impl Aside {
+    /// Creates `path`'s partial file; returns it with a writer to it.
+    pub fn create(path: &Path) -> Result<(Aside, BufWriter<File>)> {
+        let mut name = path.file_name().unwrap_or_default().to_os_string();
+        name.push(".partial");
+        let partial = path.with_file_name(name);
+        kibitz::check_output_folder(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let out = create_output(&partial)?;
+        Ok((Aside { path: path.to_path_buf(), partial, kept: false }, out))
+    }
+
+    /// Gives the written file its name (its writer flushed and dropped
+    /// first).
+    pub fn keep(mut self) -> Result<()> {
+        std::fs::rename(&self.partial, &self.path).with_context(|| {
+            format!("cannot rename {} to {}", self.partial.display(), self.path.display())
+        })?;
+        self.kept = true;
+        Ok(())
+    }
+}
+
+impl Drop for Aside {
+    fn drop(&mut self) {
+        if !self.kept {
+            let _ = std::fs::remove_file(&self.partial);
+        }
+    }
+}
+
+/// Files drawn aside (`score.partial.png`: the extension kept, which the
+/// drawing backend reads) and given their names together by
+/// [`Drawn::keep`] once every one is drawn; dropped without it, the
+/// partial files are removed.
+#[derive(Default)]
+pub struct Drawn {
+    /// (partial file, name) of each file drawn.
+    files: Vec<(PathBuf, PathBuf)>,
+    kept: bool,
+}
+
+impl Drawn {
+    /// Draws `path` aside with `draw`, which is given the file to draw.
+    pub fn draw<E: std::fmt::Display>(
+        &mut self,
+        path: &Path,
+        draw: impl FnOnce(&Path) -> std::result::Result<(), E>,
+    ) -> Result<()> {
+        let mut name = path.file_stem().unwrap_or_default().to_os_string();
+        name.push(".partial");
+        if let Some(ext) = path.extension() {
+            name.push(".");
+            name.push(ext);
+        }
+        let partial = path.with_file_name(name);
+        self.files.push((partial.clone(), path.to_path_buf()));
+        draw(&partial).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))
+    }
+
+    /// Gives every file drawn its name.
+    pub fn keep(mut self) -> Result<()> {
+        for (partial, path) in &self.files {
+            std::fs::rename(partial, path).with_context(|| {
+                format!("cannot rename {} to {}", partial.display(), path.display())
+            })?;
+        }
+        self.kept = true;
+        Ok(())
+    }
+}
+
+impl Drop for Drawn {
+    fn drop(&mut self) {
+        if !self.kept {
+            for (partial, _) in &self.files {
+                let _ = std::fs::remove_file(partial);
+            }
+        }
+    }
 }
 
 /// Rejected games described on standard error; the rest are counted (the

@@ -1,14 +1,12 @@
 //! `kibitz export`: a `.kbz` file in another format, shaped or not.
 
-use std::{
-    io::{BufWriter, Write},
-    path::PathBuf,
-    process::ExitCode,
-};
+use std::{io::BufWriter, path::PathBuf, process::ExitCode};
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use kibitz::{Export, ExportFormat, ShapeRules, parse_piece_count_weights};
+
+use super::common::Aside;
 
 /// `--format` of `export`.
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -130,43 +128,44 @@ impl ExportArgs {
     }
 }
 
-/// Writes a Parquet export under a temporary name (`FILE.partial`), then
-/// gives it its name: a run that stops leaves no file that looks whole.
+/// Writes a Parquet export aside ([`Aside`]): its footer is written
+/// last, so a run that stops leaves no file that looks whole.
 #[cfg(feature = "parquet")]
-fn write_parquet(job: Export, output: &std::path::Path) -> Result<kibitz::ExportReport> {
-    let partial = kibitz::parquet_partial_path(output);
-    let out = super::common::create_output(&partial.to_path_buf())?;
-    let report = job.run_parquet(out)?;
-    std::fs::rename(&partial, output)
-        .with_context(|| format!("cannot rename {} to {}", partial.display(), output.display()))?;
-    Ok(report)
+fn write_parquet(job: Export, output: &std::path::Path) -> Result<(kibitz::ExportReport, Aside)> {
+    let (aside, out) = Aside::create(output)?;
+    Ok((job.run_parquet(out)?, aside))
 }
 
 #[cfg(not(feature = "parquet"))]
-fn write_parquet(_job: Export, _output: &std::path::Path) -> Result<kibitz::ExportReport> {
+fn write_parquet(_job: Export, _output: &std::path::Path) -> Result<(kibitz::ExportReport, Aside)> {
     bail!("--format parquet: this kibitz was built without the `parquet` feature")
 }
 
-/// Runs `kibitz export`, block by block.
+/// Runs `kibitz export`, block by block. A file named by `--output` is
+/// written aside and given its name only when the whole input was read
+/// (exit code 0): a failed export leaves no file.
 pub fn run(args: ExportArgs) -> Result<ExitCode> {
     if let Some(output) = &args.output {
         super::refuse_output_over_input(output, std::slice::from_ref(&args.file))?;
     }
     let job = Export::new(args.file.clone(), args.format.into(), Some(args.shape_rules()?));
-    let report = if matches!(args.format, ExportFormatArg::Parquet) {
+    let (report, aside) = if matches!(args.format, ExportFormatArg::Parquet) {
         let Some(output) = &args.output else {
             bail!(
                 "--format parquet needs --output FILE: a Parquet file's footer is written last, \
                  and kibitz gives the file its name only once it is complete"
             );
         };
-        write_parquet(job, output)?
+        let (report, aside) = write_parquet(job, output)?;
+        (report, Some(aside))
     } else {
-        let out: Box<dyn Write> = match &args.output {
-            Some(p) => Box::new(super::common::create_output(p)?),
-            None => Box::new(BufWriter::with_capacity(1 << 16, super::stdout())),
-        };
-        job.run(out)?
+        match &args.output {
+            Some(p) => {
+                let (aside, out) = Aside::create(p)?;
+                (job.run(out)?, Some(aside))
+            }
+            None => (job.run(BufWriter::with_capacity(1 << 16, super::stdout()))?, None),
+        }
     };
     if let Some(s) = report.shaped {
         eprintln!(
@@ -175,12 +174,22 @@ pub fn run(args: ExportArgs) -> Result<ExitCode> {
             s.labels, s.kept, s.selection, s.max_score, s.wdl_consistency, s.piece_count
         );
     }
-    if args.output.is_some() {
+    let whole = report.complete && report.corrupt.is_none();
+    if let (Some(output), Some(aside)) = (&args.output, aside) {
         let s = report.stats;
-        eprintln!(
-            "kibitz: {} games, {} records written, {} positions without a move left out",
-            s.games, s.written, s.skipped
-        );
+        if whole {
+            aside.keep()?;
+            eprintln!(
+                "kibitz: {} games, {} records written, {} positions without a move left out",
+                s.games, s.written, s.skipped
+            );
+        } else {
+            eprintln!(
+                "kibitz: {} is not written: {} could not be read whole (below)",
+                output.display(),
+                args.file.display()
+            );
+        }
     }
     Ok(super::end_of_reading(&args.file, report.complete, report.corrupt.as_ref(), report.read))
 }

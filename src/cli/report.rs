@@ -7,7 +7,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use kibitz::{KbzReader, Report, analysis::analyse};
 
-use super::common::create_output;
+use super::common::Aside;
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
@@ -52,11 +52,69 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             .with_context(|| format!("cannot create {}", out.display()))?;
     }
     let mut report = Report::new(args.games);
-    let mut json = args.json.as_ref().map(create_output).transpose()?;
+    // Every output is written aside and named only when every game was
+    // read: a report with errors leaves no file.
+    let (json_aside, mut json) = match &args.json {
+        Some(p) => {
+            let (aside, out) = Aside::create(p)?;
+            (Some(aside), Some(out))
+        }
+        None => (None, None),
+    };
     let mut tables = args.parquet.as_ref().map(|dir| Tables::create(dir)).transpose()?;
+    let (partial, failed) = read_files(&args.files, &mut report, &mut json, &mut tables)?;
+    if failed {
+        eprintln!(
+            "kibitz: {} is not written (nor the JSON lines or tables asked for): an input could \
+             not be read whole (above)",
+            args.output.display()
+        );
+        return Ok(ExitCode::from(1));
+    }
+    if let Some(mut out) = json.take() {
+        for p in report.players() {
+            serde_json::to_writer(&mut out, &Line { kind: "player", value: &p })?;
+            out.write_all(b"\n")?;
+        }
+        out.flush()?;
+    }
+    let tables = match tables {
+        Some(t) => Some(t.finish(&report.players())?),
+        None => None,
+    };
+    let (page_aside, mut page) = Aside::create(&args.output)?;
+    report.write_html(&mut page, args.players)?;
+    page.flush().with_context(|| format!("cannot write {}", args.output.display()))?;
+    drop(page);
+    page_aside.keep()?;
+    if let Some(aside) = json_aside {
+        aside.keep()?;
+    }
+    if let Some(t) = tables {
+        t.keep()?;
+    }
+    eprintln!(
+        "kibitz: {} games, {} players; {} games with unlabelled moves; page {}",
+        report.games,
+        report.players().len(),
+        partial,
+        args.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Reads every game of `files` into the report (and the JSON lines and
+/// tables asked for); returns the games with unlabelled moves, and
+/// whether some game or block could not be read.
+fn read_files(
+    files: &[PathBuf],
+    report: &mut Report,
+    json: &mut Option<std::io::BufWriter<std::fs::File>>,
+    tables: &mut Option<Tables>,
+) -> Result<(u64, bool)> {
     let mut partial = 0u64;
     let mut failed = false;
-    for path in &args.files {
+    for path in files {
         let mut reader = KbzReader::open(path)?;
         if !reader.header.options.labels_every_position() {
             eprintln!(
@@ -70,8 +128,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             let (_, _, block) = match next {
                 Ok(b) => b,
                 Err(e) => {
-                    // What was read stays in the report; the rest of this
-                    // file cannot be trusted.
+                    // The rest of this file cannot be trusted.
                     eprintln!("kibitz: {e}");
                     failed = true;
                     break;
@@ -100,27 +157,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
             }
         }
     }
-    if let Some(out) = json.as_mut() {
-        for p in report.players() {
-            serde_json::to_writer(&mut *out, &Line { kind: "player", value: &p })?;
-            out.write_all(b"\n")?;
-        }
-        out.flush()?;
-    }
-    if let Some(t) = tables {
-        t.finish(&report.players())?;
-    }
-    let mut page = create_output(&args.output)?;
-    report.write_html(&mut page, args.players)?;
-    page.flush().with_context(|| format!("cannot write {}", args.output.display()))?;
-    eprintln!(
-        "kibitz: {} games, {} players; {} games with unlabelled moves; page {}",
-        report.games,
-        report.players().len(),
-        partial,
-        args.output.display()
-    );
-    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    Ok((partial, failed))
 }
 
 /// The Parquet tables of `--parquet DIR`, written under temporary names
@@ -129,6 +166,7 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
 struct Tables {
     dir: PathBuf,
     games: kibitz::report_tables::GamesTable<std::io::BufWriter<std::fs::File>>,
+    games_aside: Aside,
 }
 
 #[cfg(feature = "parquet")]
@@ -136,27 +174,31 @@ impl Tables {
     fn create(dir: &std::path::Path) -> Result<Tables> {
         kibitz::make_output_folder(dir)
             .with_context(|| format!("--parquet {}: cannot make the folder", dir.display()))?;
-        let partial = kibitz::parquet_partial_path(&dir.join("games.parquet"));
-        let games = kibitz::report_tables::GamesTable::new(create_output(&partial)?)?;
-        Ok(Tables { dir: dir.to_path_buf(), games })
+        let (games_aside, out) = Aside::create(&dir.join("games.parquet"))?;
+        let games = kibitz::report_tables::GamesTable::new(out)?;
+        Ok(Tables { dir: dir.to_path_buf(), games, games_aside })
     }
 
     fn game(&mut self, g: &kibitz::GameSummary) -> Result<()> {
         Ok(self.games.add(g)?)
     }
 
-    fn finish(self, players: &[kibitz::PlayerSummary]) -> Result<()> {
-        let name = |n: &str| self.dir.join(n);
-        let done = |n: &str| -> Result<()> {
-            let partial = kibitz::parquet_partial_path(&name(n));
-            std::fs::rename(&partial, name(n))
-                .with_context(|| format!("cannot rename {}", partial.display()))
-        };
+    /// Writes the players' table and the games' footer; both are named by
+    /// [`Written::keep`].
+    fn finish(self, players: &[kibitz::PlayerSummary]) -> Result<Written> {
         self.games.finish()?.flush()?;
-        done("games.parquet")?;
-        let partial = kibitz::parquet_partial_path(&name("players.parquet"));
-        kibitz::report_tables::write_players(create_output(&partial)?, players)?.flush()?;
-        done("players.parquet")
+        let (players_aside, out) = Aside::create(&self.dir.join("players.parquet"))?;
+        kibitz::report_tables::write_players(out, players)?.flush()?;
+        Ok(Written(vec![self.games_aside, players_aside]))
+    }
+}
+
+/// Tables written whole, to be given their names.
+struct Written(Vec<Aside>);
+
+impl Written {
+    fn keep(self) -> Result<()> {
+        self.0.into_iter().try_for_each(Aside::keep)
     }
 }
 
@@ -174,7 +216,7 @@ impl Tables {
         Ok(())
     }
 
-    fn finish(self, _players: &[kibitz::PlayerSummary]) -> Result<()> {
-        Ok(())
+    fn finish(self, _players: &[kibitz::PlayerSummary]) -> Result<Written> {
+        Ok(Written(Vec::new()))
     }
 }

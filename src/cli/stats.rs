@@ -6,7 +6,7 @@ use std::{
     process::ExitCode,
 };
 
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result};
 use clap::Args;
 use kibitz::{DataStats, PLY_BIN, SCORE_BIN, SCORE_RANGE, data_stats};
 use plotters::{coord::Shift, prelude::*};
@@ -277,20 +277,21 @@ fn plots(dir: &Path, s: &DataStats) -> Result<()> {
             s.side_to_move.to_vec(),
         ),
     ];
-    let fail = |e: String| anyhow!("drawing the plots in {}: {e}", dir.display());
+    // Every plot is drawn aside; they are named together once all are.
+    let mut drawn = super::common::Drawn::default();
     for (name, title, x, labels, counts) in &charts {
-        let png = dir.join(format!("{name}.png"));
-        bars(&BitMapBackend::new(&png, (1000, 560)).into_drawing_area(), title, x, labels, counts)
-            .map_err(|e| fail(e.to_string()))?;
-        let svg = dir.join(format!("{name}.svg"));
-        bars(&SVGBackend::new(&svg, (1000, 560)).into_drawing_area(), title, x, labels, counts)
-            .map_err(|e| fail(e.to_string()))?;
+        drawn.draw(&dir.join(format!("{name}.png")), |f| {
+            bars(&BitMapBackend::new(f, (1000, 560)).into_drawing_area(), title, x, labels, counts)
+        })?;
+        drawn.draw(&dir.join(format!("{name}.svg")), |f| {
+            bars(&SVGBackend::new(f, (1000, 560)).into_drawing_area(), title, x, labels, counts)
+        })?;
     }
-    let png = dir.join("king-squares.png");
-    kings(&BitMapBackend::new(&png, (1000, 540)).into_drawing_area(), s)
-        .map_err(|e| fail(e.to_string()))?;
-    let svg = dir.join("king-squares.svg");
-    kings(&SVGBackend::new(&svg, (1000, 540)).into_drawing_area(), s)
-        .map_err(|e| fail(e.to_string()))?;
-    Ok(())
+    drawn.draw(&dir.join("king-squares.png"), |f| {
+        kings(&BitMapBackend::new(f, (1000, 540)).into_drawing_area(), s)
+    })?;
+    drawn.draw(&dir.join("king-squares.svg"), |f| {
+        kings(&SVGBackend::new(f, (1000, 540)).into_drawing_area(), s)
+    })?;
+    drawn.keep().with_context(|| format!("drawing the plots in {}", dir.display()))
 }

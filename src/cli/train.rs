@@ -7,12 +7,14 @@ use std::{
     sync::atomic::Ordering,
 };
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use plotters::prelude::*;
 
-use kibitz::train::{LossPoint, Train, TrainError, TrainSettings, TrainSink, data::IngestCounts};
+use kibitz::train::{
+    LossPoint, Train, TrainError, TrainReport, TrainSettings, TrainSink, data::IngestCounts,
+};
 
 /// Arguments of `kibitz train`.
 #[derive(Args, Debug)]
@@ -150,25 +152,7 @@ impl TrainSink for CliSink {
 /// Runs `kibitz train`.
 pub fn run(args: TrainArgs) -> Result<ExitCode> {
     let args = TrainArgs { inputs: kibitz::expand_folders(&args.inputs)?, ..args };
-    if args.output.exists() && !args.force && !args.resume {
-        bail!(
-            "{}: exists: use --force to replace it, or --resume to continue its run",
-            args.output.display()
-        );
-    }
-    if args.wdl > 0.0 {
-        // A result blend needs each position's game result.
-        for input in &args.inputs {
-            if kibitz::Foreign::detect(input) == Some(kibitz::Foreign::LichessEvals) {
-                bail!(
-                    "{}: Lichess's evaluations hold no game results, so --wdl {} (a blend with \
-                     the result) cannot be trained on them: give --wdl 0",
-                    input.display(),
-                    args.wdl
-                );
-            }
-        }
-    }
+    check_args(&args)?;
     let cache = args.cache.clone().unwrap_or_else(|| with_suffix(&args.output, ".train"));
     let plot = args.plot.clone().unwrap_or_else(|| with_suffix(&args.output, ".loss.png"));
     // Checked before the data is read: no folder is made for a file.
@@ -176,45 +160,16 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         .with_context(|| format!("{}: cannot write the net", args.output.display()))?;
     kibitz::check_output_folder(&plot)
         .with_context(|| format!("--plot {}: cannot write the plot", plot.display()))?;
-    let settings = TrainSettings {
-        inputs: args.inputs.clone(),
-        output: args.output.clone(),
-        cache,
-        hidden: args.hidden,
-        screlu: args.activation == ActivationArg::Screlu,
-        output_buckets: args.output_buckets,
-        superbatches: args.superbatches,
-        batches: args.batches,
-        batch_size: args.batch_size,
-        lr: args.lr,
-        lr_final: args.lr_final,
-        weight_decay: args.weight_decay,
-        wdl: args.wdl,
-        threads: args.threads,
-        seed: args.seed,
-        validation_per_mille: args.validation,
-        buckets: args.buckets,
-    };
-    let job = Train::new(settings, args.resume);
+    let job = Train::new(settings(&args, cache), args.resume);
     let stop = job.stop_flag();
     let _ = ctrlc::set_handler(move || {
         if stop.swap(true, Ordering::SeqCst) {
             std::process::exit(130);
         }
     });
-    let bar = if args.quiet || !std::io::stderr().is_terminal() {
-        ProgressBar::hidden()
-    } else {
-        let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
-        bar.set_style(
-            ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
-        );
-        bar
-    };
     super::stats::register_font();
     let mut sink = CliSink {
-        bar,
+        bar: progress_bar(args.quiet),
         superbatches: args.superbatches,
         batches: args.batches,
         plot,
@@ -238,8 +193,77 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
     if args.json {
         serde_json::to_writer(&mut out, &report)?;
         writeln!(out)?;
-        return Ok(ExitCode::SUCCESS);
+    } else {
+        print_report(&mut out, &args, &report)?;
     }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What is refused before anything is read: a net that exists (without
+/// `--force` or `--resume`), a blend with results from inputs that hold
+/// none.
+fn check_args(args: &TrainArgs) -> Result<()> {
+    if args.output.exists() && !args.force && !args.resume {
+        bail!(
+            "{}: exists: use --force to replace it, or --resume to continue its run",
+            args.output.display()
+        );
+    }
+    if args.wdl > 0.0 {
+        // A result blend needs each position's game result.
+        for input in &args.inputs {
+            if kibitz::Foreign::detect(input) == Some(kibitz::Foreign::LichessEvals) {
+                bail!(
+                    "{}: Lichess's evaluations hold no game results, so --wdl {} (a blend with \
+                     the result) cannot be trained on them: give --wdl 0",
+                    input.display(),
+                    args.wdl
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The run's settings from its arguments.
+fn settings(args: &TrainArgs, cache: PathBuf) -> TrainSettings {
+    TrainSettings {
+        inputs: args.inputs.clone(),
+        output: args.output.clone(),
+        cache,
+        hidden: args.hidden,
+        screlu: args.activation == ActivationArg::Screlu,
+        output_buckets: args.output_buckets,
+        superbatches: args.superbatches,
+        batches: args.batches,
+        batch_size: args.batch_size,
+        lr: args.lr,
+        lr_final: args.lr_final,
+        weight_decay: args.weight_decay,
+        wdl: args.wdl,
+        threads: args.threads,
+        seed: args.seed,
+        validation_per_mille: args.validation,
+        buckets: args.buckets,
+    }
+}
+
+/// The progress bar: hidden when quiet or when standard error is no
+/// terminal.
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template("{spinner} [{elapsed_precise}] {wide_bar} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    bar
+}
+
+/// The run's report as text: the data, the training, the losses, the net.
+fn print_report(out: &mut impl Write, args: &TrainArgs, report: &TrainReport) -> Result<()> {
     let c = &report.counts;
     writeln!(
         out,
@@ -274,7 +298,7 @@ pub fn run(args: TrainArgs) -> Result<ExitCode> {
         )?;
     }
     writeln!(out, "net      {} (sha256 {})", args.output.display(), report.sha256)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(())
 }
 
 /// `path` with `suffix` added to its file name.
@@ -323,10 +347,12 @@ fn draw_losses(png: &Path, history: &[LossPoint]) -> Result<()> {
         chart.configure_series_labels().border_style(BLACK).background_style(WHITE).draw()?;
         root.present()
     }
-    draw(BitMapBackend::new(png, (900, 520)).into_drawing_area(), history)
-        .map_err(|e| anyhow!("{}: {e}", png.display()))?;
-    let svg = png.with_extension("svg");
-    draw(SVGBackend::new(&svg, (900, 520)).into_drawing_area(), history)
-        .map_err(|e| anyhow!("{}: {e}", svg.display()))?;
-    Ok(())
+    // Drawn aside after every superbatch: a run stopped while drawing
+    // leaves the last whole plot.
+    let mut drawn = super::common::Drawn::default();
+    drawn.draw(png, |f| draw(BitMapBackend::new(f, (900, 520)).into_drawing_area(), history))?;
+    drawn.draw(&png.with_extension("svg"), |f| {
+        draw(SVGBackend::new(f, (900, 520)).into_drawing_area(), history)
+    })?;
+    drawn.keep()
 }
