@@ -38,7 +38,7 @@ fn a_missing_or_empty_folder_is_named() {
 pub mod corpus {
     use super::*;
     use crate::util::{Rng, kibitz, s, shared};
-    use kibitz::{Color, Limits, Position, Searcher, TbWdl, WIN_BOUND};
+    use kibitz::{Color, Limits, Move, Position, Searcher, TbWdl, WIN_BOUND};
 
     pub fn tables() -> Tablebases {
         Tablebases::open(shared("syzygy").to_str().unwrap()).expect("the shared Syzygy tables")
@@ -586,6 +586,43 @@ pub mod corpus {
         Failed,
     }
 
+    /// The perfect defender's move: one that does not lose if there is
+    /// one, else the one that puts off the next capture or pawn move
+    /// longest (ties: the first in UCI order).
+    fn defend(pos: &Position, tb: &Tablebases) -> Move {
+        let moves = pos.legal_moves();
+        *moves
+            .iter()
+            .min_by_key(|&&m| {
+                let mut after = pos.clone();
+                after.do_move(m);
+                let wdl = tb.probe_wdl_after_zeroing(&after).map_or(0, |w| w.value());
+                (wdl, -tb.probe_dtz(&after).unwrap_or(0), pos.uci(m))
+            })
+            .unwrap()
+    }
+
+    /// Positions of `material` won for White to move among `draws` drawn,
+    /// the longest to the next capture or pawn move first.
+    fn won_positions(
+        material: &str,
+        draws: usize,
+        rng: &mut Rng,
+        tb: &Tablebases,
+    ) -> Vec<(i32, Position)> {
+        let mut won: Vec<(i32, Position)> = Vec::new();
+        let mut drawn = 0;
+        while drawn < draws {
+            let Some(pos) = random_position(material, rng) else { continue };
+            drawn += 1;
+            if pos.side_to_move() == Color::White && tb.probe_wdl(&pos) == Some(TbWdl::Win) {
+                won.push((tb.probe_dtz(&pos).unwrap(), pos));
+            }
+        }
+        won.sort_by_key(|(dtz, p)| (-dtz, p.fen()));
+        won
+    }
+
     fn play_out(pos: &Position, searcher: &mut Searcher, tb: &Tablebases) -> Playout {
         let mut pos = Position::from_fen(&pos.fen()).unwrap();
         let attacker = pos.side_to_move();
@@ -605,19 +642,7 @@ pub mod corpus {
             let m = if pos.side_to_move() == attacker {
                 searcher.search(&mut pos, &Limits::depth(4), |_| {}).best.unwrap()
             } else {
-                // The defender: a move that does not lose if there is one,
-                // else the one that puts off the next capture or pawn
-                // move longest.
-                let moves = pos.legal_moves();
-                *moves
-                    .iter()
-                    .min_by_key(|&&m| {
-                        let mut after = pos.clone();
-                        after.do_move(m);
-                        let wdl = tb.probe_wdl_after_zeroing(&after).map_or(0, |w| w.value());
-                        (wdl, -tb.probe_dtz(&after).unwrap_or(0))
-                    })
-                    .unwrap()
+                defend(&pos, tb)
             };
             pos.do_move(m);
             if pos.material_key() != material {
@@ -644,17 +669,7 @@ pub mod corpus {
         let mut report = Vec::new();
         let mut failed_with = Vec::new();
         for material in ["KBNvK", "KQvKR", "KQvKB", "KBBvKN", "KRBvKR", "KPvK"] {
-            let mut won: Vec<(i32, Position)> = Vec::new();
-            let mut drawn = 0;
-            while drawn < 400 {
-                let Some(pos) = random_position(material, &mut rng) else { continue };
-                drawn += 1;
-                let white_wins = pos.side_to_move() == Color::White;
-                if white_wins && tb.probe_wdl(&pos) == Some(TbWdl::Win) {
-                    won.push((tb.probe_dtz(&pos).unwrap(), pos));
-                }
-            }
-            won.sort_by_key(|(dtz, p)| (-dtz, p.fen()));
+            let won = won_positions(material, 400, &mut rng, &tb);
             let (mut converted_with, mut converted_without) = (0, 0);
             for (dtz, pos) in won.iter().take(3) {
                 if play_out(pos, &mut with, &tb) == Playout::Converted {
@@ -688,16 +703,7 @@ pub mod corpus {
         let mut failed = Vec::new();
         let mut longest = 0;
         for material in ["KBNvK", "KRvKP", "KRBvKR", "KQvKQ", "KPvKP", "KNvKP", "KRvKR"] {
-            let mut won: Vec<(i32, Position)> = Vec::new();
-            let mut drawn = 0;
-            while drawn < 300 {
-                let Some(pos) = random_position(material, &mut rng) else { continue };
-                drawn += 1;
-                if pos.side_to_move() == Color::White && tb.probe_wdl(&pos) == Some(TbWdl::Win) {
-                    won.push((tb.probe_dtz(&pos).unwrap(), pos));
-                }
-            }
-            won.sort_by_key(|(dtz, p)| (-dtz, p.fen()));
+            let won = won_positions(material, 300, &mut rng, &tb);
             for (_, start) in won.iter().take(2) {
                 for depth in [1, 3] {
                     match mate_out(start, &mut searcher, &tb, depth) {
@@ -737,16 +743,7 @@ pub mod corpus {
             let m = if pos.side_to_move() == attacker {
                 searcher.search(&mut pos, &Limits::depth(depth), |_| {}).best.unwrap()
             } else {
-                let moves = pos.legal_moves();
-                *moves
-                    .iter()
-                    .min_by_key(|&&m| {
-                        let mut after = pos.clone();
-                        after.do_move(m);
-                        let wdl = tb.probe_wdl_after_zeroing(&after).map_or(0, |w| w.value());
-                        (wdl, -tb.probe_dtz(&after).unwrap_or(0), pos.uci(m))
-                    })
-                    .unwrap()
+                defend(&pos, tb)
             };
             pos.do_move(m);
             let wdl = tb.probe_wdl_after_zeroing(&pos).map(|w| w.value());
