@@ -454,11 +454,18 @@ def main():
     if args.starts_from:
         # The starts of an earlier run (the same positions, without the
         # sampling's minutes).
+        # A run's --json, or lines `ENDING FEN` (docs/experiments/won-endings-starts.txt).
         with open(args.starts_from) as f:
-            run = json.load(f)
+            text = f.read()
+        if text.lstrip().startswith("{"):
+            run = json.loads(text)
+            starts = [(g["ending"], g["fen"]) for g in run["games"]]
+        else:
+            starts = [tuple(line.split(" ", 1)) for line in text.splitlines()
+                      if line.strip() and not line.startswith("#")]
         for e in endings:
-            sampled[e] = list(dict.fromkeys(g["fen"] for g in run["games"] if g["ending"] == e))
-            tries[e] = run["sampled"].get(e, {}).get("tries", 0)
+            sampled[e] = list(dict.fromkeys(f for ending, f in starts if ending == e))
+            tries[e] = 0
     else:
         with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             for ending, fens, n in pool.map(sample_ending, [args] * len(endings), endings):
