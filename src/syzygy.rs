@@ -505,7 +505,6 @@ impl Tablebases {
         }
         let board = to_shakmaty(pos)?;
         let rule50 = board.halfmoves() as i32;
-        const MAX_DTZ: i32 = 1 << 18;
         let mut ranked: Vec<(Move, i32)> = Vec::new();
         for m in board.legal_moves() {
             let mv = from_shakmaty(pos, m)?;
@@ -519,9 +518,10 @@ impl Tablebases {
             let dtz = if after.is_checkmate() {
                 1
             } else if m.is_zeroing() {
-                // After a capture or a pawn move the WDL alone tells.
+                // After a capture or a pawn move the WDL alone tells (the
+                // opponent's, to move there).
                 let wdl = checked(self.tables.probe_wdl_after_zeroing(&after))?;
-                -(wdl as i32).signum()
+                dtz_before_zeroing(-(wdl as i32))
             } else if drawn {
                 0
             } else {
@@ -533,20 +533,7 @@ impl Tablebases {
                     _ => 0,
                 }
             };
-            // A win within the 50-move rule ranks highest, then cursed
-            // wins by how close they come, draws, blessed losses, losses.
-            let rank = if dtz > 0 {
-                if dtz + rule50 <= 99 { MAX_DTZ - dtz } else { MAX_DTZ / 2 - (dtz + rule50) }
-            } else if dtz < 0 {
-                // A loss the longest resistance, as a perfect defender.
-                if -dtz * 2 + rule50 < 100 {
-                    -MAX_DTZ - dtz
-                } else {
-                    -MAX_DTZ / 2 + (-dtz + rule50)
-                }
-            } else {
-                0
-            };
+            let rank = root_rank(dtz, rule50);
             ranked.push((mv, rank));
         }
         let best = ranked.iter().map(|&(_, r)| r).max()?;
@@ -563,6 +550,39 @@ impl Tablebases {
         };
         let moves = ranked.into_iter().filter(|&(_, r)| r == best).map(|(m, _)| m).collect();
         Some((moves, wdl))
+    }
+}
+
+/// The top of [`root_rank`]'s scale (Stockfish's `MAX_DTZ`).
+const MAX_DTZ: i32 = 1 << 18;
+
+/// A root move's rank from its DTZ (from the mover's side: positive wins,
+/// negative loses, 0 draws) and the root's 50-move counter: a win within
+/// the rule ranks highest, sooner zeroing first; then cursed wins by how
+/// close they come; draws; blessed losses; losses, the longest resistance
+/// first.
+fn root_rank(dtz: i32, rule50: i32) -> i32 {
+    if dtz > 0 {
+        if dtz + rule50 <= 99 { MAX_DTZ - dtz } else { MAX_DTZ / 2 - (dtz + rule50) }
+    } else if dtz < 0 {
+        if -dtz * 2 + rule50 < 100 { -MAX_DTZ - dtz } else { -MAX_DTZ / 2 + (-dtz + rule50) }
+    } else {
+        0
+    }
+}
+
+/// The DTZ of a zeroing move (a capture or a pawn move) from the side that
+/// makes it, given the WDL it leaves that side (-2 to 2), as Stockfish's
+/// `dtz_before_zeroing` has it: a win or a loss one ply away, a cursed win
+/// or a blessed loss beyond the 50-move rule's reach (101), so that it
+/// ranks below every win and above every loss.
+fn dtz_before_zeroing(wdl: i32) -> i32 {
+    match wdl {
+        2 => 1,
+        1 => 101,
+        -1 => -101,
+        -2 => -1,
+        _ => 0,
     }
 }
 
@@ -603,4 +623,34 @@ fn from_shakmaty(pos: &Position, m: shakmaty::Move) -> Option<Move> {
         _ => return None,
     };
     pos.is_legal(mv).then_some(mv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A capture or pawn move into a cursed win ranks below every win
+    /// within the 50-move rule and above a draw; one into a blessed loss
+    /// (the move that saves a lost position) above every loss.
+    #[test]
+    fn zeroing_moves_into_cursed_results_rank_between() {
+        let cursed = root_rank(dtz_before_zeroing(1), 0);
+        assert!(cursed < root_rank(99, 0) && cursed > 0);
+        assert_eq!(root_rank(dtz_before_zeroing(2), 0), root_rank(1, 0));
+        let blessed = root_rank(dtz_before_zeroing(-1), 0);
+        assert!(blessed > root_rank(-49, 0) && blessed < 0);
+        assert!(blessed > root_rank(dtz_before_zeroing(-2), 0));
+        assert_eq!(root_rank(dtz_before_zeroing(0), 0), 0);
+    }
+
+    /// Wins within the rule rank by DTZ, the counter counted in; a win the
+    /// counter puts out of reach is a cursed one; losses by resistance.
+    #[test]
+    fn wins_rank_by_how_soon_they_zero_the_counter() {
+        assert!(root_rank(3, 0) > root_rank(5, 0));
+        assert!(root_rank(5, 90) > MAX_DTZ / 2);
+        assert!(root_rank(10, 90) < MAX_DTZ / 2 && root_rank(10, 90) > 0);
+        assert!(root_rank(-20, 0) > root_rank(-4, 0));
+        assert!(root_rank(-60, 0) > -MAX_DTZ / 2);
+    }
 }

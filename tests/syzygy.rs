@@ -784,6 +784,66 @@ pub mod corpus {
         assert!(page.contains("Tablebase after 1. Qd7+: draw"));
     }
 
+    /// `selfplay --tables-play-out` from a book of won positions, with the
+    /// default resignation and draw adjudication: every game is played to
+    /// mate by the side the tables say wins (none resigned or ended by the
+    /// tables), and no position occurs twice.
+    #[test]
+    fn selfplay_plays_won_endings_out_to_mate() {
+        let dir = TempDir::new("syzygy-play-out");
+        let tb = std::sync::Arc::new(tables());
+        let mut rng = Rng::new(13);
+        let mut book = String::new();
+        for material in ["KBNvK", "KRvKP", "KQvKR", "KPvKP"] {
+            for (_, pos) in won_positions(material, 200, &mut rng, &tb).iter().take(2) {
+                let fen = pos.fen();
+                book.push_str(&fen.split(' ').take(4).collect::<Vec<_>>().join(" "));
+                book.push('\n');
+            }
+        }
+        let book_path = dir.path("won.epd");
+        std::fs::write(&book_path, &book).unwrap();
+        let out_path = dir.path("sp.kbz");
+        let tb_path = shared("syzygy");
+        let (code, out, err) = kibitz(&[
+            "selfplay",
+            "--games",
+            "16",
+            "--depth",
+            "1",
+            "--book",
+            s(&book_path),
+            "--random-plies",
+            "0",
+            "--opening-score",
+            "0",
+            "--tables-play-out",
+            "--syzygy",
+            s(&tb_path),
+            "-o",
+            s(&out_path),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let (_, games) = kibitz::read_all(&out_path).unwrap();
+        assert_eq!(games.len(), 16, "{out}");
+        for g in &games {
+            assert_eq!(g.ending, kibitz::Ending::Checkmate, "{out}");
+            let (mut first, mut last) = (None, None);
+            let mut seen = std::collections::HashSet::new();
+            kibitz::walk(g, |step| {
+                first.get_or_insert_with(|| step.pos.side_to_move());
+                assert!(seen.insert(step.pos.key()), "{} occurred twice", step.pos.fen());
+                last = Some(step.pos.clone());
+            })
+            .unwrap();
+            let winner = first.unwrap();
+            let mated = last.unwrap();
+            assert!(mated.is_checkmate() && mated.side_to_move() != winner, "{}", mated.fen());
+            let white_won = winner == Color::White;
+            assert_eq!(g.result, if white_won { 2 } else { 0 }, "{}", mated.fen());
+        }
+    }
+
     /// Self-play with tables writes the same file on one thread and two.
     #[test]
     fn selfplay_with_tables_is_the_same_on_one_and_two_threads() {

@@ -125,7 +125,9 @@ pub struct SelfPlayArgs {
     /// With tables (--syzygy, KIBITZ_SYZYGY): play their endings out to
     /// mate or a draw (the search ranks each root's moves by the tables, a
     /// win's by how soon it makes progress) instead of ending the game when
-    /// the tables decide it.
+    /// the tables decide it; positions in the tables are not adjudicated
+    /// (resignation, draw) either. A book of such positions needs
+    /// --opening-score 0 (their first score is the tables').
     #[arg(long, help_heading = "Adjudication")]
     tables_play_out: bool,
     /// Seed of the openings and random plies.

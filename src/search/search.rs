@@ -580,9 +580,9 @@ impl Searcher {
             return result;
         }
         // A root in the tables: only the moves that keep its result best
-        // (by the 50-move counter, and once the game goes round by how
-        // soon they make progress) are searched, and the tree is not
-        // probed (Stockfish's root ranking).
+        // (by the 50-move counter, a win's by how soon it zeroes the
+        // counter) are searched, and the tree is not probed (Stockfish's
+        // root ranking with its DTZ ranking on).
         self.tb_hits = 0;
         self.tb_cardinality = self.tablebases.as_ref().map_or(0, |tb| tb.max_pieces());
         let excluded_before = self.excluded.len();
