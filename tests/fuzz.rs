@@ -32,7 +32,7 @@
 //! (or `scripts/fuzz.sh SECONDS`): the `long_*` tests run each target for
 //! that long. `KIBITZ_FUZZ_SEED=N` draws other mutations (the seed is in
 //! the log and the stats), so one target runs on every core at once with
-//! a seed each (`SEEDS="1 2" scripts/fuzz.sh`). Seeds come from `data/` and, when present, `../shared/data`.
+//! a seed each (`JOBS=2 SEEDS="1 2" scripts/fuzz.sh`). Seeds come from `data/` and, when present, `../shared/data`.
 //! A panic saves its input under `target/fuzz/crashes/` (replay it with
 //! `KIBITZ_FUZZ_REPLAY=FILE`); an input that runs more than 10 seconds is
 //! saved and the process aborts (a hang). Counts go to stderr and to
@@ -74,7 +74,10 @@ fn fuzz_dir() -> PathBuf {
 /// earlier run drew). Runs of one target with different seeds draw
 /// different mutations, so a target can run on every core at once.
 fn fuzz_seed() -> u64 {
-    std::env::var("KIBITZ_FUZZ_SEED").ok().and_then(|s| s.trim().parse().ok()).unwrap_or(0)
+    match std::env::var("KIBITZ_FUZZ_SEED") {
+        Ok(s) => s.trim().parse().unwrap_or_else(|_| panic!("KIBITZ_FUZZ_SEED={s}: not a number")),
+        Err(_) => 0,
+    }
 }
 
 /// A generator for a part of a target (`salt` tells the parts apart),

@@ -7,7 +7,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use kibitz::Rejected;
@@ -42,31 +42,45 @@ pub fn create_output(path: &PathBuf) -> Result<BufWriter<File>> {
 /// its name by [`Aside::keep`] once the run has succeeded. Dropped
 /// without it (an error, or a run that ends with a non-zero exit code),
 /// the partial file is removed: a failed run leaves no new file, and an
-/// older file of that name as it was.
+/// older file of that name as it was. A name that is not a regular file
+/// (`/dev/stdout`, a FIFO, a symbolic link) is written directly: there is
+/// nothing to put aside, and renaming over it would replace it.
 pub struct Aside {
     path: PathBuf,
-    partial: PathBuf,
+    /// The partial file, when the output is written aside.
+    partial: Option<PathBuf>,
     kept: bool,
 }
 
 impl Aside {
-    /// Creates `path`'s partial file; returns it with a writer to it.
+    /// Creates `path`'s partial file (or opens `path` itself when it is
+    /// not a regular file); returns it with a writer to it.
     pub fn create(path: &Path) -> Result<(Aside, BufWriter<File>)> {
+        let cannot = || format!("cannot create {}", path.display());
+        let meta = std::fs::symlink_metadata(path).ok();
+        if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            bail!("cannot create {}: it is a directory", path.display());
+        }
+        if meta.is_some_and(|m| !m.is_file()) {
+            let out = create_output(&path.to_path_buf())?;
+            return Ok((Aside { path: path.to_path_buf(), partial: None, kept: false }, out));
+        }
         let mut name = path.file_name().unwrap_or_default().to_os_string();
         name.push(".partial");
         let partial = path.with_file_name(name);
-        kibitz::check_output_folder(path)
-            .with_context(|| format!("cannot create {}", path.display()))?;
+        kibitz::check_output_folder(path).with_context(cannot)?;
         let out = create_output(&partial)?;
-        Ok((Aside { path: path.to_path_buf(), partial, kept: false }, out))
+        Ok((Aside { path: path.to_path_buf(), partial: Some(partial), kept: false }, out))
     }
 
     /// Gives the written file its name (its writer flushed and dropped
     /// first).
     pub fn keep(mut self) -> Result<()> {
-        std::fs::rename(&self.partial, &self.path).with_context(|| {
-            format!("cannot rename {} to {}", self.partial.display(), self.path.display())
-        })?;
+        if let Some(partial) = &self.partial {
+            std::fs::rename(partial, &self.path).with_context(|| {
+                format!("cannot rename {} to {}", partial.display(), self.path.display())
+            })?;
+        }
         self.kept = true;
         Ok(())
     }
@@ -74,8 +88,8 @@ impl Aside {
 
 impl Drop for Aside {
     fn drop(&mut self) {
-        if !self.kept {
-            let _ = std::fs::remove_file(&self.partial);
+        if let (false, Some(partial)) = (self.kept, &self.partial) {
+            let _ = std::fs::remove_file(partial);
         }
     }
 }

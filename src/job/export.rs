@@ -108,7 +108,43 @@ fn escape_tag(value: &str) -> String {
 
 enum Sink<W: Write> {
     Bytes(W),
-    Binpack(Box<sfbinpack::CompressedTrainingDataEntryWriter<W>>),
+    /// The binpack writer, over a writer that keeps the first error: the
+    /// binpack crate drops the errors of its last write and flush.
+    Binpack(Box<sfbinpack::CompressedTrainingDataEntryWriter<Kept<W>>>, KeptError),
+}
+
+/// The first error a [`Kept`] writer met.
+type KeptError = std::sync::Arc<std::sync::Mutex<Option<std::io::Error>>>;
+
+/// A writer that keeps the first error it returns, for a caller that
+/// ignores it.
+struct Kept<W> {
+    inner: W,
+    error: KeptError,
+}
+
+impl<W: Write> Kept<W> {
+    fn keep<T>(&self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r
+            && let Ok(mut first) = self.error.lock()
+            && first.is_none()
+        {
+            *first = Some(std::io::Error::new(e.kind(), e.to_string()));
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for Kept<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.keep(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.keep(r)
+    }
 }
 
 /// Streams records into one export format.
@@ -130,9 +166,11 @@ impl<W: Write> Exporter<W> {
             ));
         }
         let sink = if format == ExportFormat::Binpack {
-            let writer = sfbinpack::CompressedTrainingDataEntryWriter::new(out)
+            let error = KeptError::default();
+            let kept = Kept { inner: out, error: error.clone() };
+            let writer = sfbinpack::CompressedTrainingDataEntryWriter::new(kept)
                 .map_err(std::io::Error::other)?;
-            Sink::Binpack(Box::new(writer))
+            Sink::Binpack(Box::new(writer), error)
         } else {
             Sink::Bytes(out)
         };
@@ -175,9 +213,12 @@ impl<W: Write> Exporter<W> {
     pub fn finish(self) -> std::io::Result<()> {
         match self.sink {
             Sink::Bytes(mut out) => out.flush(),
-            Sink::Binpack(mut w) => {
+            Sink::Binpack(mut w, error) => {
                 w.flush_and_end();
-                Ok(())
+                match error.lock().map(|mut e| e.take()) {
+                    Ok(Some(e)) => Err(e),
+                    _ => Ok(()),
+                }
             }
         }
     }
@@ -330,7 +371,7 @@ impl<W: Write> Exporter<W> {
     }
 
     fn binpack(&mut self, record: &GameRecord) -> std::io::Result<()> {
-        let Sink::Binpack(writer) = &mut self.sink else { return Ok(()) };
+        let Sink::Binpack(writer, _) = &mut self.sink else { return Ok(()) };
         let stats = &mut self.stats;
         let mut failure = None;
         walk(record, |step: &Step<'_>| {

@@ -173,7 +173,8 @@ pub fn root_columns(meta: &ParquetMetaData) -> Vec<RootColumn> {
     roots
 }
 
-/// A column's type as its schema names it: `INT64 (TIMESTAMP(MICROS))`.
+/// A column's type as its schema names it: the physical type, and the
+/// logical (or converted) type written with it.
 fn type_name(d: &ColumnDescriptor) -> String {
     match (d.logical_type_ref(), d.converted_type()) {
         (Some(l), _) => format!("{} ({l:?})", d.physical_type()),
@@ -450,5 +451,123 @@ impl UnitReader {
     /// for those not read).
     pub fn columns(&self) -> &[Option<Column>] {
         &self.columns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use bytes::Bytes;
+    use parquet::{
+        data_type::{ByteArrayType, Int32Type, Int64Type, Int96Type},
+        file::{properties::WriterProperties, writer::SerializedFileWriter},
+        schema::parser::parse_message_type,
+    };
+
+    use super::*;
+
+    /// A file of the shapes other writers give: a required unsigned byte
+    /// (no definition levels), an optional string with nulls, an unsigned
+    /// 64-bit value past `i64`, an INT96 timestamp, a date, and a list
+    /// (refused), over two row groups.
+    fn sample() -> Bytes {
+        let schema = parse_message_type(
+            "message m {
+                required int32 rating (INTEGER(8, false));
+                optional binary name (STRING);
+                optional int64 big (INTEGER(64, false));
+                required int96 at;
+                optional int32 day (DATE);
+                optional group tags (LIST) { repeated group list { optional binary element (STRING); } }
+            }",
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        let props = Arc::new(WriterProperties::builder().build());
+        let mut w = SerializedFileWriter::new(&mut out, Arc::new(schema), props).unwrap();
+        for group in 0..2 {
+            let mut g = w.next_row_group().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            c.typed::<Int32Type>().write_batch(&[200, 7, group], None, None).unwrap();
+            c.close().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            let names = [ByteArray::from("Carlsen"), ByteArray::from("Nakamura")];
+            c.typed::<ByteArrayType>().write_batch(&names, Some(&[1, 0, 1]), None).unwrap();
+            c.close().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            c.typed::<Int64Type>().write_batch(&[-1, 5], Some(&[1, 1, 0]), None).unwrap();
+            c.close().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            // 2016-05-01 12:00:00: Julian day 2457510, noon in nanoseconds.
+            let mut t = Int96::new();
+            let nanos: u64 = 12 * 3600 * 1_000_000_000;
+            t.set_data(nanos as u32, (nanos >> 32) as u32, 2_457_510);
+            c.typed::<Int96Type>().write_batch(&[t, t, t], None, None).unwrap();
+            c.close().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            c.typed::<Int32Type>().write_batch(&[16_922], Some(&[0, 1, 0]), None).unwrap();
+            c.close().unwrap();
+            let mut c = g.next_column().unwrap().unwrap();
+            let tags = [ByteArray::from("x")];
+            c.typed::<ByteArrayType>().write_batch(&tags, Some(&[3, 0, 1]), Some(&[0, 0, 0])).unwrap();
+            c.close().unwrap();
+            g.close().unwrap();
+        }
+        w.close().unwrap();
+        Bytes::from(out)
+    }
+
+    fn text(c: &Column, i: usize, kind: Kind) -> Option<String> {
+        let mut out = Vec::new();
+        c.push_cell(i, kind, &mut out).then(|| String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn columns_read_as_their_schema_says() {
+        let file = crate::io::parquet::open(sample()).unwrap();
+        let roots = root_columns(file.metadata());
+        let names: Vec<&str> = roots.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["rating", "name", "big", "at", "day", "tags"]);
+        let forms: Vec<Option<Form>> = roots.iter().map(|r| r.leaf.map(|l| l.1)).collect();
+        assert_eq!(
+            forms,
+            [
+                Some(Form::Unsigned),
+                Some(Form::Text),
+                Some(Form::Unsigned),
+                Some(Form::Timestamp(Unit::Seconds)),
+                Some(Form::Date),
+                None
+            ]
+        );
+        assert!(roots[5].type_name.contains("group"), "{}", roots[5].type_name);
+        let read: Vec<(usize, usize, Form)> =
+            (0..5).map(|i| (i, roots[i].leaf.unwrap().0, roots[i].leaf.unwrap().1)).collect();
+        // The second row group, past its first row.
+        let mut unit = UnitReader::new(&file, 1, &read, roots.len(), 1).unwrap();
+        assert_eq!(unit.next_batch(10).unwrap(), 2);
+        let c = unit.columns();
+        let col = |i: usize| c[i].as_ref().unwrap();
+        assert_eq!(text(col(0), 0, Kind::Integer).as_deref(), Some("7"));
+        assert_eq!(text(col(0), 1, Kind::Integer).as_deref(), Some("1"));
+        assert_eq!(col(1).text(0), None);
+        assert_eq!(col(1).text_slice(1), Some(&b"Nakamura"[..]));
+        assert_eq!(col(2).integer(0), Some(5));
+        assert_eq!(col(2).integer(1), None);
+        assert_eq!(text(col(3), 0, Kind::Text).as_deref(), Some("2016.05.01 12:00:00"));
+        assert_eq!(text(col(3), 0, Kind::Date).as_deref(), Some("2016.05.01"));
+        assert_eq!(text(col(4), 0, Kind::Date).as_deref(), Some("2016.05.01"));
+        assert_eq!(col(4).text(1), None);
+        assert_eq!(unit.next_batch(10).unwrap(), 0);
+        // The first row group from its start: u64 past i64 written whole.
+        let mut unit = UnitReader::new(&file, 0, &read, roots.len(), 0).unwrap();
+        assert_eq!(unit.next_batch(2).unwrap(), 2);
+        let c = unit.columns();
+        assert_eq!(text(c[0].as_ref().unwrap(), 0, Kind::Integer).as_deref(), Some("200"));
+        assert_eq!(text(c[1].as_ref().unwrap(), 0, Kind::Text).as_deref(), Some("Carlsen"));
+        assert_eq!(c[2].as_ref().unwrap().integer(0), None);
+        let big = text(c[2].as_ref().unwrap(), 0, Kind::Text);
+        assert_eq!(big.as_deref(), Some("18446744073709551615"));
     }
 }

@@ -7,7 +7,7 @@
 //!   row group by row group, in parallel and in bounded memory.
 //! * `Lichess/chess-position-evaluations` (one principal variation a row)
 //!   is recognised here ([`is_evals`]) and read as labelled positions by
-//!   `record::lichess_evals`, with the helpers below.
+//!   `record::lichess_evals`, with the column readers of [`column`].
 //! * [`write`]: tables written with zstd in row groups of a bounded size,
 //!   streamed.
 //!

@@ -301,6 +301,8 @@ impl<W: Write + Send> Table<W> {
     pub fn int(&mut self, v: Option<i64>) {
         let at = self.next;
         let c = self.column();
+        let whole = matches!(c.values, Values::I32(_) | Values::I64(_));
+        assert!(whole, "column {at} is not a whole number");
         let Some(v) = v else {
             c.defs.push(0);
             return;

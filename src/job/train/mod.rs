@@ -327,10 +327,16 @@ impl Checkpoint {
 /// Writes `bytes` to `path` through a temporary file and a rename: the
 /// path holds the old bytes or the new, never a part.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    let tmp = path.with_extension("partial");
+    // `NAME.partial` beside it, as every command's outputs are written.
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(".partial");
+    let tmp = path.with_file_name(name);
     let io = |e| TrainError::Io { path: path.to_path_buf(), source: e };
     let mut f = File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).and_then(|()| f.sync_all()).map_err(io)?;
+    if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(io(e));
+    }
     std::fs::rename(&tmp, path).map_err(io)
 }
 
@@ -387,8 +393,9 @@ impl Train {
         };
         crate::io::check_output_folder(&s.output).map_err(io(&s.output))?;
         crate::io::make_output_folder(cache).map_err(io(cache))?;
+        let inputs = input_list(&s.inputs)?;
         let checkpoint = self.checkpoint()?;
-        let counts = ingested(s, checkpoint.is_some(), sink)?;
+        let counts = ingested(s, inputs, checkpoint.is_some(), sink)?;
         if counts.train == 0 {
             return Err(TrainError::NoData(format!(
                 "{} games, {} labels read",
@@ -530,11 +537,11 @@ struct Pass<'a> {
 /// cache would not match).
 fn ingested(
     s: &TrainSettings,
+    inputs: Vec<(String, u64)>,
     resuming: bool,
     sink: &mut dyn TrainSink,
 ) -> Result<IngestCounts, TrainError> {
     let cache = &s.cache;
-    let inputs = input_list(&s.inputs)?;
     let manifest: Option<Manifest> =
         std::fs::read(manifest_path(cache)).ok().and_then(|b| serde_json::from_slice(&b).ok());
     let fresh = Manifest {
