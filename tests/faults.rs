@@ -1019,3 +1019,32 @@ fn failed_runs_leave_no_file_and_keep_an_older_one() {
         std::fs::remove_file(out).unwrap();
     }
 }
+
+/// An output that is no regular file is written directly, not aside: a
+/// symbolic link stays a link (its target written), `/dev/stdout` is
+/// written, and a directory is refused before any work.
+#[test]
+fn outputs_that_are_no_regular_file_are_written_in_place() {
+    let dir = TempDir::new("aside-special");
+    let good = dir.path("good.kbz");
+    assert_eq!(annotate_small(&dir, &good, &[]).0, 0);
+    let target = dir.path("target.plain");
+    let link = dir.path("link.plain");
+    std::fs::write(&target, "").unwrap();
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let args = ["export", s(&good), "--format", "plain", "-o", s(&link)];
+    let (code, _, err) = run(&args, Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&target).unwrap().contains("fen "), "the target is empty");
+    let args = ["export", s(&good), "--format", "plain", "-o", "/dev/stdout"];
+    let (code, out, err) = run(&args, Duration::from_secs(60));
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("fen "), "{out}");
+    let folder = dir.path("folder");
+    std::fs::create_dir(&folder).unwrap();
+    let args = ["export", s(&good), "--format", "plain", "-o", s(&folder)];
+    let (code, _, err) = run(&args, Duration::from_secs(60));
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("is a directory"), "{err}");
+}

@@ -510,7 +510,9 @@ mod tests {
             c.close().unwrap();
             let mut c = g.next_column().unwrap().unwrap();
             let tags = [ByteArray::from("x")];
-            c.typed::<ByteArrayType>().write_batch(&tags, Some(&[3, 0, 1]), Some(&[0, 0, 0])).unwrap();
+            c.typed::<ByteArrayType>()
+                .write_batch(&tags, Some(&[3, 0, 1]), Some(&[0, 0, 0]))
+                .unwrap();
             c.close().unwrap();
             g.close().unwrap();
         }
