@@ -216,8 +216,6 @@ pub use pipeline::{
     summary::{Summary, SummaryWithRates},
 };
 // The jobs: each built from its settings and run with a sink.
-#[cfg(feature = "parquet")]
-pub use io::parquet::write::partial_path as parquet_partial_path;
 /// The report's Parquet tables (`report --parquet`).
 #[cfg(feature = "parquet")]
 pub use job::report::tables as report_tables;

@@ -510,9 +510,6 @@ impl Tablebases {
             let mv = from_shakmaty(pos, m)?;
             let mut after = board.clone();
             after.play_unchecked(m);
-            pos.do_move(mv);
-            let drawn = pos.is_repetition(1) || pos.is_fifty_move_draw();
-            pos.undo_move(mv);
             // The DTZ of the move from the root's side: plies to zero the
             // counter (positive: winning).
             let dtz = if after.is_checkmate() {
@@ -522,7 +519,7 @@ impl Tablebases {
                 // opponent's, to move there).
                 let wdl = checked(self.tables.probe_wdl_after_zeroing(&after))?;
                 dtz_before_zeroing(-(wdl as i32))
-            } else if drawn {
+            } else if drawn_by_rule(pos, mv) {
                 0
             } else {
                 let d: MaybeRounded<Dtz> = checked(self.tables.probe_dtz(&after))?;
@@ -551,6 +548,15 @@ impl Tablebases {
         let moves = ranked.into_iter().filter(|&(_, r)| r == best).map(|(m, _)| m).collect();
         Some((moves, wdl))
     }
+}
+
+/// Whether `mv` (neither a capture nor a pawn move) draws by the rules: a
+/// threefold repetition of the game's history, or the 50-move rule.
+fn drawn_by_rule(pos: &mut Position, mv: Move) -> bool {
+    pos.do_move(mv);
+    let drawn = pos.is_repetition(1) || pos.is_fifty_move_draw();
+    pos.undo_move(mv);
+    drawn
 }
 
 /// The top of [`root_rank`]'s scale (Stockfish's `MAX_DTZ`).

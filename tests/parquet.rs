@@ -840,7 +840,7 @@ fn exported_parquet_holds_what_jsonl_holds() {
     let out = dir.path("a.parquet");
     let (code, _, err) = kibitz(&["export", s(&kbz), "--format", "parquet", "-o", s(&out)]);
     assert_eq!(code, 0, "{err}");
-    assert!(!kibitz::parquet_partial_path(&out).exists());
+    assert!(!kibitz::partial_path(&out).exists());
     let (_, jsonl, _) = kibitz(&["export", s(&kbz), "--format", "jsonl"]);
     let rows: Vec<serde_json::Value> =
         jsonl.lines().map(|l| serde_json::from_str(l).unwrap()).collect();

@@ -56,7 +56,6 @@ impl Aside {
     /// Creates `path`'s partial file (or opens `path` itself when it is
     /// not a regular file); returns it with a writer to it.
     pub fn create(path: &Path) -> Result<(Aside, BufWriter<File>)> {
-        let cannot = || format!("cannot create {}", path.display());
         let meta = std::fs::symlink_metadata(path).ok();
         if meta.as_ref().is_some_and(|m| m.is_dir()) {
             bail!("cannot create {}: it is a directory", path.display());
@@ -65,10 +64,9 @@ impl Aside {
             let out = create_output(&path.to_path_buf())?;
             return Ok((Aside { path: path.to_path_buf(), partial: None, kept: false }, out));
         }
-        let mut name = path.file_name().unwrap_or_default().to_os_string();
-        name.push(".partial");
-        let partial = path.with_file_name(name);
-        kibitz::check_output_folder(path).with_context(cannot)?;
+        let partial = kibitz::partial_path(path);
+        kibitz::check_output_folder(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
         let out = create_output(&partial)?;
         Ok((Aside { path: path.to_path_buf(), partial: Some(partial), kept: false }, out))
     }

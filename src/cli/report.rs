@@ -78,21 +78,16 @@ pub fn run(args: ReportArgs) -> Result<ExitCode> {
         }
         out.flush()?;
     }
-    let tables = match tables {
-        Some(t) => Some(t.finish(&report.players())?),
-        None => None,
-    };
+    let mut written: Vec<Aside> = json_aside.into_iter().collect();
+    if let Some(t) = tables {
+        written.extend(t.finish(&report.players())?);
+    }
     let (page_aside, mut page) = Aside::create(&args.output)?;
     report.write_html(&mut page, args.players)?;
     page.flush().with_context(|| format!("cannot write {}", args.output.display()))?;
     drop(page);
-    page_aside.keep()?;
-    if let Some(aside) = json_aside {
-        aside.keep()?;
-    }
-    if let Some(t) = tables {
-        t.keep()?;
-    }
+    written.push(page_aside);
+    written.into_iter().try_for_each(Aside::keep)?;
     eprintln!(
         "kibitz: {} games, {} players; {} games with unlabelled moves; page {}",
         report.games,
@@ -183,22 +178,13 @@ impl Tables {
         Ok(self.games.add(g)?)
     }
 
-    /// Writes the players' table and the games' footer; both are named by
-    /// [`Written::keep`].
-    fn finish(self, players: &[kibitz::PlayerSummary]) -> Result<Written> {
+    /// Writes the players' table and the games' footer; returns both
+    /// files, to be given their names.
+    fn finish(self, players: &[kibitz::PlayerSummary]) -> Result<Vec<Aside>> {
         self.games.finish()?.flush()?;
         let (players_aside, out) = Aside::create(&self.dir.join("players.parquet"))?;
         kibitz::report_tables::write_players(out, players)?.flush()?;
-        Ok(Written(vec![self.games_aside, players_aside]))
-    }
-}
-
-/// Tables written whole, to be given their names.
-struct Written(Vec<Aside>);
-
-impl Written {
-    fn keep(self) -> Result<()> {
-        self.0.into_iter().try_for_each(Aside::keep)
+        Ok(vec![self.games_aside, players_aside])
     }
 }
 
@@ -216,7 +202,7 @@ impl Tables {
         Ok(())
     }
 
-    fn finish(self, _players: &[kibitz::PlayerSummary]) -> Result<Written> {
-        Ok(Written(Vec::new()))
+    fn finish(self, _players: &[kibitz::PlayerSummary]) -> Result<Vec<Aside>> {
+        Ok(Vec::new())
     }
 }

@@ -88,15 +88,7 @@ pub fn eval_games(
                 names.join(", ")
             ))
         })?;
-        match roots[i].leaf {
-            Some((leaf, form)) if form.reads_as(kind) => read.push((i, leaf, form)),
-            _ => {
-                let t = &roots[i].type_name;
-                return Err(bad(format!(
-                    "column `{column}` is of type {t}, which kibitz cannot read"
-                )));
-            }
-        }
+        read.push(roots[i].read_as(i, kind).map_err(bad)?);
     }
     let starts = row_group_starts(file.metadata());
     place::register_row_groups(&name, starts.clone());

@@ -143,6 +143,20 @@ pub struct RootColumn {
     pub type_name: String,
 }
 
+impl RootColumn {
+    /// The column, the `index`-th of its file, to be read as `kind`:
+    /// (top-level index, leaf index, what it holds); or why it cannot be.
+    pub fn read_as(&self, index: usize, kind: Kind) -> Result<(usize, usize, Form), String> {
+        match self.leaf {
+            Some((leaf, form)) if form.reads_as(kind) => Ok((index, leaf, form)),
+            _ => Err(format!(
+                "column `{}` is of type {}, which kibitz cannot read",
+                self.name, self.type_name
+            )),
+        }
+    }
+}
+
 /// The top-level columns of a file, in order.
 pub fn root_columns(meta: &ParquetMetaData) -> Vec<RootColumn> {
     let schema = meta.file_metadata().schema_descr();
@@ -227,38 +241,25 @@ impl Column {
     fn read(&mut self, reader: &mut ColumnReader, rows: usize) -> Result<usize, ParquetError> {
         self.levels.clear();
         let levels = (self.max_def > 0).then_some(&mut self.levels);
-        let read = match (reader, &mut self.values) {
-            (ColumnReader::ByteArrayColumnReader(r), Values::Bytes(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
-            (ColumnReader::Int32ColumnReader(r), Values::I32(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
-            (ColumnReader::Int64ColumnReader(r), Values::I64(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
-            (ColumnReader::Int96ColumnReader(r), Values::I96(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
-            (ColumnReader::FloatColumnReader(r), Values::F32(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
-            (ColumnReader::DoubleColumnReader(r), Values::F64(v)) => {
-                v.clear();
-                r.read_records(rows, levels, None, v)?
-            }
+        // Each physical type's reader into its values, emptied first.
+        macro_rules! read_into {
+            ($r:expr, $v:expr) => {{
+                $v.clear();
+                $r.read_records(rows, levels, None, $v)?
+            }};
+        }
+        let (records, values, _) = match (reader, &mut self.values) {
+            (ColumnReader::ByteArrayColumnReader(r), Values::Bytes(v)) => read_into!(r, v),
+            (ColumnReader::Int32ColumnReader(r), Values::I32(v)) => read_into!(r, v),
+            (ColumnReader::Int64ColumnReader(r), Values::I64(v)) => read_into!(r, v),
+            (ColumnReader::Int96ColumnReader(r), Values::I96(v)) => read_into!(r, v),
+            (ColumnReader::FloatColumnReader(r), Values::F32(v)) => read_into!(r, v),
+            (ColumnReader::DoubleColumnReader(r), Values::F64(v)) => read_into!(r, v),
             _ => return Err(ParquetError::General("a column of a type kibitz cannot read".into())),
         };
-        let (records, values, _) = read;
         self.at.clear();
-        if self.max_def == 0 {
-            self.at.extend(0..records as u32);
-        } else {
+        let mut present = records;
+        if self.max_def > 0 {
             let mut next = 0u32;
             for &level in &self.levels[..records] {
                 if level == self.max_def {
@@ -268,8 +269,11 @@ impl Column {
                     self.at.push(NULL);
                 }
             }
+            present = next as usize;
+        } else {
+            self.at.extend(0..records as u32);
         }
-        if self.at.iter().filter(|&&i| i != NULL).count() != values {
+        if present != values {
             return Err(ParquetError::General("a column's levels and values disagree".into()));
         }
         Ok(records)

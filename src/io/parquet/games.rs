@@ -63,19 +63,11 @@ impl TableColumns {
     pub fn find(roots: &[RootColumn], options: &TableOptions) -> Result<TableColumns, String> {
         let names: Vec<&str> = roots.iter().map(|r| r.name.as_str()).collect();
         let layout = Layout::find(&names, options)?;
-        let mut read = Vec::new();
-        for (i, kind) in layout.columns() {
-            let root = &roots[i];
-            match root.leaf {
-                Some((leaf, form)) if form.reads_as(kind) => read.push((i, leaf, form)),
-                _ => {
-                    return Err(format!(
-                        "column `{}` is of type {}, which kibitz cannot read",
-                        root.name, root.type_name
-                    ));
-                }
-            }
-        }
+        let read = layout
+            .columns()
+            .into_iter()
+            .map(|(i, kind)| roots[i].read_as(i, kind))
+            .collect::<Result<_, _>>()?;
         Ok(TableColumns { layout, read, roots: roots.len() })
     }
 }

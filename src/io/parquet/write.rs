@@ -144,19 +144,13 @@ impl Gathered {
         Gathered { t, values, defs: Vec::new(), reps: Vec::new() }
     }
 
-    fn push_text(&mut self, v: &str) {
+    /// Appends a text; returns its bytes.
+    fn push_text(&mut self, v: &str) -> usize {
         if let Values::Text { bytes, ends } = &mut self.values {
             bytes.extend_from_slice(v.as_bytes());
             ends.push(bytes.len());
         }
-    }
-
-    /// Bytes of text gathered.
-    fn text_bytes(&self) -> usize {
-        match &self.values {
-            Values::Text { bytes, .. } => bytes.len(),
-            _ => 0,
-        }
+        v.len()
     }
 
     /// Writes the column's values to the row group's next column and
@@ -212,6 +206,8 @@ pub struct Table<W: Write + Send> {
     /// The column the next value goes to.
     next: usize,
     rows: usize,
+    /// Bytes of text the row group in hand has gathered.
+    text: usize,
     writer: SerializedFileWriter<W>,
 }
 
@@ -251,7 +247,7 @@ impl<W: Write + Send> Table<W> {
         let writer =
             SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).map_err(io_error)?;
         let columns = columns.iter().map(|&(_, t)| Gathered::new(t)).collect();
-        Ok(Table { columns, next: 0, rows: 0, writer })
+        Ok(Table { columns, next: 0, rows: 0, text: 0, writer })
     }
 
     fn column(&mut self) -> &mut Gathered {
@@ -265,13 +261,8 @@ impl<W: Write + Send> Table<W> {
         let at = self.next;
         let c = self.column();
         assert_eq!(c.t, ColumnType::Text, "column {at} is not text");
-        match v {
-            Some(v) => {
-                c.push_text(v);
-                c.defs.push(1);
-            }
-            None => c.defs.push(0),
-        }
+        c.defs.push(i16::from(v.is_some()));
+        self.text += v.map_or(0, |v| c.push_text(v));
     }
 
     /// The next column's list of texts.
@@ -284,9 +275,9 @@ impl<W: Write + Send> Table<W> {
             c.reps.push(0);
             return;
         };
-        let mut rep = 0;
+        let (mut rep, mut added) = (0, 0);
         for item in items {
-            c.push_text(item);
+            added += c.push_text(item);
             c.defs.push(LIST_ITEM);
             c.reps.push(rep);
             rep = 1;
@@ -295,6 +286,7 @@ impl<W: Write + Send> Table<W> {
             c.defs.push(LIST_EMPTY);
             c.reps.push(0);
         }
+        self.text += added;
     }
 
     /// The next column's number (of the column's type; `v` must fit it).
@@ -340,8 +332,7 @@ impl<W: Write + Send> Table<W> {
         assert_eq!(self.next, self.columns.len(), "a row sets every column");
         self.next = 0;
         self.rows += 1;
-        let text: usize = self.columns.iter().map(Gathered::text_bytes).sum();
-        if self.rows >= ROW_GROUP_ROWS || text >= ROW_GROUP_BYTES {
+        if self.rows >= ROW_GROUP_ROWS || self.text >= ROW_GROUP_BYTES {
             self.flush_group()?;
         }
         Ok(())
@@ -357,6 +348,7 @@ impl<W: Write + Send> Table<W> {
         }
         group.close().map_err(io_error)?;
         self.rows = 0;
+        self.text = 0;
         Ok(())
     }
 
@@ -365,12 +357,4 @@ impl<W: Write + Send> Table<W> {
         self.flush_group()?;
         self.writer.into_inner().map_err(io_error)
     }
-}
-
-/// The name a file is written under until it is complete: `NAME.partial`
-/// beside it.
-pub fn partial_path(path: &std::path::Path) -> std::path::PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
-    name.push(".partial");
-    path.with_file_name(name)
 }

@@ -346,8 +346,9 @@ impl Game<'_> {
             // either: its score is the tables' (a win scores past any
             // resignation margin), the game goes on to mate or a draw.
             let decided = self.tables.and_then(|t| tables_ending(t, &pos));
-            let in_tables = decided.is_some() && self.rules.tables_play_out;
-            if let Some(end) = decided.filter(|_| !self.rules.tables_play_out) {
+            if let Some(end) = decided
+                && !self.rules.tables_play_out
+            {
                 if made.len() == opening.len() {
                     // An opening the tables decide: draw another.
                     return None;
@@ -374,8 +375,12 @@ impl Game<'_> {
                 return None;
             }
             record.labels.push(make_label(&pos, ply, &found));
-            let adjudicated =
-                if in_tables { None } else { adjudicator.score(self.rules, white, pos.game_ply()) };
+            // (A position the tables decide reaches here only played out.)
+            let adjudicated = if decided.is_some() {
+                None
+            } else {
+                adjudicator.score(self.rules, white, pos.game_ply())
+            };
             record.moves.push(move_index(&pos, best).expect("a legal move has an index"));
             made.push(best);
             pos.do_move(best);

@@ -328,9 +328,7 @@ impl Checkpoint {
 /// path holds the old bytes or the new, never a part.
 fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
     // `NAME.partial` beside it, as every command's outputs are written.
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(".partial");
-    let tmp = path.with_file_name(name);
+    let tmp = crate::record::writer::partial_path(path);
     let io = |e| TrainError::Io { path: path.to_path_buf(), source: e };
     let mut f = File::create(&tmp).map_err(io)?;
     if let Err(e) = f.write_all(bytes).and_then(|()| f.sync_all()) {
