@@ -36,7 +36,9 @@
 //! A panic saves its input under `target/fuzz/crashes/` (replay it with
 //! `KIBITZ_FUZZ_REPLAY=FILE`); an input that runs more than 10 seconds is
 //! saved and the process aborts (a hang). Counts go to stderr and to
-//! `target/fuzz/stats.tsv`.
+//! `target/fuzz/stats.tsv`. Seconds are CPU seconds (`/proc/self/stat`), so
+//! a run niced under other work, or stopped and continued, counts the
+//! core-time it fuzzed.
 
 use std::{
     collections::HashSet,
@@ -84,6 +86,27 @@ fn fuzz_seed() -> u64 {
 /// drawn from the run's seed.
 fn seeded(salt: u64) -> Rng {
     Rng::new(salt ^ fuzz_seed().wrapping_mul(0x9e37_79b9_7f4a_7c15))
+}
+
+/// CPU seconds this process has used (user and system, every thread), from
+/// `/proc/self/stat`; wall-clock seconds since `start` where that file is
+/// missing. Budgets, the hang watchdog and the stats count CPU time, so a run
+/// niced below other work, or stopped (`kill -STOP`) and continued, still
+/// counts the core-seconds it fuzzed and never mistakes a pause for a hang.
+fn cpu_seconds(start: Instant) -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok();
+    // The command name (field 2) may hold spaces: count fields after its `)`.
+    let ticks = stat.as_deref().and_then(|s| s.rsplit_once(')')).and_then(|(_, rest)| {
+        let mut fields = rest.split_whitespace().skip(11);
+        let user: u64 = fields.next()?.parse().ok()?;
+        let system: u64 = fields.next()?.parse().ok()?;
+        Some(user + system)
+    });
+    match ticks {
+        // Linux reports these in USER_HZ, 100 a second on every architecture.
+        Some(t) => t as f64 / 100.0,
+        None => start.elapsed().as_secs_f64(),
+    }
 }
 
 /// How long each target runs: `KIBITZ_FUZZ_SECONDS` for the long tests.
@@ -258,30 +281,38 @@ fn drive(
     let mut features: HashSet<u64> = HashSet::new();
     let mut crashes = Vec::new();
 
-    // Watchdog: an input running over 10 seconds is a hang.
+    // Watchdog: an input running over 10 CPU seconds is a hang. The loop
+    // counts the inputs it has finished; the watchdog notes the CPU time at
+    // which that count last moved, so the loop itself reads no clock.
     let current: Arc<Mutex<Vec<u8>>> = Arc::new(Mutex::new(Vec::new()));
-    let started = Arc::new(AtomicU64::new(0));
+    let finished = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
     let clock = Instant::now();
     let watchdog = {
-        let (current, started, done) = (current.clone(), started.clone(), done.clone());
+        let (current, finished, done) = (current.clone(), finished.clone(), done.clone());
         let name = name.to_string();
         std::thread::spawn(move || {
+            let (mut seen, mut moved_at) = (u64::MAX, 0.0);
             while !done.load(Ordering::Relaxed) {
                 std::thread::sleep(Duration::from_millis(250));
-                let since = started.load(Ordering::Relaxed);
-                let now = clock.elapsed().as_millis() as u64;
-                if since != 0 && now.saturating_sub(since) > 10_000 {
+                let (count, now) = (finished.load(Ordering::Relaxed), cpu_seconds(clock));
+                if count != seen {
+                    (seen, moved_at) = (count, now);
+                } else if now - moved_at > 10.0 {
                     let input = current.lock().map(|g| g.clone()).unwrap_or_default();
                     let path = save("hang", &name, &input);
-                    eprintln!("fuzz {name}: an input ran over 10 s (saved to {})", path.display());
+                    eprintln!(
+                        "fuzz {name}: an input ran over 10 CPU seconds (saved to {})",
+                        path.display()
+                    );
                     std::process::abort();
                 }
             }
         })
     };
 
-    let start = Instant::now();
+    let cpu_start = cpu_seconds(clock);
+    let cpu_used = || cpu_seconds(clock) - cpu_start;
     let mut execs = 0u64;
     let mut queue: Vec<Vec<u8>> = corpus.clone();
     loop {
@@ -290,7 +321,7 @@ fn drive(
         } else {
             let over = match budget {
                 Budget::Execs(n) => execs >= n,
-                Budget::Seconds(s) => start.elapsed().as_secs_f64() >= s,
+                Budget::Seconds(s) => execs.is_multiple_of(64) && cpu_used() >= s,
             };
             if over {
                 break;
@@ -305,10 +336,9 @@ fn drive(
         if let Ok(mut g) = current.lock() {
             g.clone_from(&input);
         }
-        started.store(clock.elapsed().as_millis().max(1) as u64, Ordering::Relaxed);
         let result = std::panic::catch_unwind(AssertUnwindSafe(|| target(&input)));
-        started.store(0, Ordering::Relaxed);
         execs += 1;
+        finished.store(execs, Ordering::Relaxed);
         match result {
             Ok(feature) => {
                 if features.insert(feature) && corpus.len() < 4096 {
@@ -320,12 +350,12 @@ fn drive(
     }
     done.store(true, Ordering::Relaxed);
     let _ = watchdog.join();
-    let report =
-        Report { execs, seconds: start.elapsed().as_secs_f64(), corpus: corpus.len(), crashes };
+    let report = Report { execs, seconds: cpu_used(), corpus: corpus.len(), crashes };
     eprintln!(
-        "fuzz {name}: {} executions in {:.1} s, corpus {}, crashes {}, seed {seed}",
+        "fuzz {name}: {} executions in {:.1} CPU seconds ({:.1} s of wall time), corpus {}, crashes {}, seed {seed}",
         report.execs,
         report.seconds,
+        clock.elapsed().as_secs_f64(),
         report.corpus,
         report.crashes.len()
     );
@@ -335,11 +365,12 @@ fn drive(
     {
         // One write per line: targets run in parallel append to this file.
         let line = format!(
-            "{name}\t{}\t{:.1}\t{}\t{}\t{seed}\n",
+            "{name}\t{}\t{:.1}\t{}\t{}\t{seed}\t{:.1}\n",
             report.execs,
             report.seconds,
             report.corpus,
-            report.crashes.len()
+            report.crashes.len(),
+            clock.elapsed().as_secs_f64()
         );
         let _ = f.write_all(line.as_bytes());
     }
