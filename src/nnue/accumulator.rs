@@ -200,6 +200,13 @@ pub struct UpdateStats {
     pub steps: u64,
     /// Sides refreshed through the cache.
     pub refreshes: u64,
+    /// Of the steps, moves undone from a later accumulator to compute an
+    /// earlier one (after a refresh, back to the state where the king last
+    /// moved).
+    pub back_steps: u64,
+    /// Sides updated after a king move by swapping its refresh cache
+    /// entries (Stockfish 19's net only).
+    pub hybrids: u64,
 }
 
 /// One accumulator per state of a position's stack (see the module's

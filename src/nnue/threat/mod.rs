@@ -200,9 +200,28 @@ enum Start {
     Done,
     /// From the computed accumulator at this index, a move at a time.
     From(usize),
-    /// Refreshed.
-    Refresh,
+    /// The side's king moved, within its half of the board, to the current
+    /// state, and the state before is computed: that accumulator less the
+    /// HalfKAv2_hm part of the king's old square plus the part of its new
+    /// square (both from the refresh cache), plus the move's threat and
+    /// pair changes, which the king's half leaves indexed as they were
+    /// (Stockfish's "hybrid" update). The state before is first computed
+    /// from the one at this index, a move at a time, if it is not already.
+    Hybrid(usize),
+    /// Refreshed, then the states back to this index (those since the
+    /// side's king last moved) computed from it a move at a time, undoing
+    /// each: the siblings and children of those states then step from them
+    /// rather than refresh again.
+    Refresh(usize),
 }
+
+/// Hybrid updates only with this many pieces on the board: with fewer, the
+/// threats of a refresh are few and it costs no more.
+const MIN_PIECES_HYBRID: u32 = 15;
+
+/// Moves a hybrid update steps over to compute the state before the king
+/// moved: a step costs a few rows, a refresh every threat on the board.
+const MAX_STEPS_BEFORE_HYBRID: usize = 3;
 
 /// Moves applied one at a time before a refresh is cheaper.
 const MAX_STEPS: usize = 12;
@@ -222,6 +241,8 @@ pub struct ThreatEval {
     threats_added: ThreatList,
     pairs_removed: Vec<Pair>,
     pairs_added: Vec<Pair>,
+    /// The state whose move's changes the threat and pair lists hold.
+    changed_for: Option<usize>,
     /// Counts of the work done.
     pub stats: UpdateStats,
 }
@@ -253,6 +274,7 @@ impl ThreatEval {
             threats_added: ThreatList::default(),
             pairs_removed: Vec::new(),
             pairs_added: Vec::new(),
+            changed_for: None,
             stats: UpdateStats::default(),
         }
     }
@@ -317,9 +339,9 @@ impl ThreatEval {
         }
         let first = starts
             .iter()
-            .map(|s| match s {
-                Start::From(i) => *i,
-                _ => top,
+            .map(|s| match *s {
+                Start::From(i) | Start::Refresh(i) | Start::Hybrid(i) => i,
+                Start::Done => top,
             })
             .min()
             .unwrap_or(top);
@@ -337,25 +359,45 @@ impl ThreatEval {
             self.boards.push(before);
         }
         self.boards.reverse();
+        self.changed_for = None;
         // A move's threat and pair changes are the same for both sides:
         // worked out once, applied to each side that steps over it.
         for j in first + 1..=top {
-            let steps = starts.map(|s| matches!(s, Start::From(from) if from < j));
+            let steps = starts.map(|s| match s {
+                Start::From(from) => from < j,
+                Start::Hybrid(from) => from < j && j < top,
+                _ => false,
+            });
             if steps == [false; 2] {
                 continue;
             }
-            if threats {
-                self.changed(pos, j, lowest);
-            }
+            self.changed(pos, j, lowest);
             for side in [Color::White, Color::Black] {
                 if steps[side.to_usize()] {
-                    self.step(pos, j, side);
+                    // Before a hybrid update's king move, the king stood
+                    // where that move took it from.
+                    let king = match starts[side.to_usize()] {
+                        Start::Hybrid(_) => states[top].dirty.entries()[0].from,
+                        _ => None,
+                    };
+                    self.step(pos, j, side, king.unwrap_or(pos.king(side)), true);
                 }
             }
         }
         for side in [Color::White, Color::Black] {
-            if starts[side.to_usize()] == Start::Refresh {
-                self.refresh_side(pos, top, side, lowest);
+            match starts[side.to_usize()] {
+                Start::Hybrid(_) => {
+                    self.changed(pos, top, lowest);
+                    self.hybrid(pos, top, side, lowest);
+                }
+                Start::Refresh(back_to) => {
+                    self.refresh_side(pos, top, side, lowest);
+                    for j in (back_to + 1..=top).rev() {
+                        self.changed(pos, j, lowest);
+                        self.step(pos, j, side, pos.king(side), false);
+                    }
+                }
+                Start::Done | Start::From(_) => {}
             }
         }
         &self.entries[top].acc
@@ -371,13 +413,39 @@ impl ThreatEval {
         }
         let king = Piece::new(side, Role::King);
         let inputs = self.net.inputs;
-        let refreshes =
-            |e: &DirtyEntry| e.piece == king && inputs.king_move_refreshes(e.from, e.to);
         let mut i = top;
         loop {
-            let dirty = &states[i].dirty;
-            if i == 0 || top - i >= MAX_STEPS || dirty.entries().first().is_some_and(refreshes) {
-                return Start::Refresh;
+            if i == 0 {
+                return Start::Refresh(0);
+            }
+            let moved = states[i].dirty.entries().first().filter(|e| e.piece == king);
+            if let Some(e) = moved.filter(|e| inputs.king_move_refreshes(e.from, e.to)) {
+                let same_half = matches!((e.from, e.to), (Some(a), Some(b))
+                    if orientation(side, a) == orientation(side, b));
+                if i == top
+                    && inputs == Inputs::Threats
+                    && same_half
+                    && pos.occupied().count() >= MIN_PIECES_HYBRID
+                {
+                    // The state before, computed or a few steps from it.
+                    let mut k = top - 1;
+                    while top - 1 - k <= MAX_STEPS_BEFORE_HYBRID {
+                        if self.entries[k].key[s] == Some(states[k].key) {
+                            return Start::Hybrid(k);
+                        }
+                        let refreshes = states[k].dirty.entries().first().is_some_and(|e| {
+                            e.piece == king && inputs.king_move_refreshes(e.from, e.to)
+                        });
+                        if k == 0 || refreshes {
+                            break;
+                        }
+                        k -= 1;
+                    }
+                }
+                return Start::Refresh(i);
+            }
+            if top - i >= MAX_STEPS {
+                return Start::Refresh(top);
             }
             i -= 1;
             if self.entries[i].key[s] == Some(states[i].key) {
@@ -387,8 +455,13 @@ impl ThreatEval {
     }
 
     /// Works out the threats and pawn pairs the move to state `j` changed;
-    /// `self.boards[k]` is the board at index `lowest + k`.
+    /// `self.boards[k]` is the board at index `lowest + k`. Nothing to do
+    /// with the lite net, or when they are the last worked out.
     fn changed(&mut self, pos: &Position, j: usize, lowest: usize) {
+        if self.net.inputs != Inputs::Threats || self.changed_for == Some(j) {
+            return;
+        }
+        self.changed_for = Some(j);
         let dirty = pos.states()[j].dirty.entries();
         let (before, after) = (&self.boards[j - 1 - lowest], &self.boards[j - lowest]);
         self.threats_removed.clear();
@@ -411,63 +484,79 @@ impl ThreatEval {
         );
     }
 
-    /// Computes `side`'s accumulator at `j` from the one at `j - 1`, with
-    /// the changes [`ThreatEval::changed`] worked out for `j`.
-    fn step(&mut self, pos: &Position, j: usize, side: Color) {
-        self.stats.steps += 1;
-        let states = pos.states();
-        let king = pos.king(side);
+    /// The inputs the move to state `j` changes for `side` into
+    /// `self.changes`: added and removed as the move plays (`forward`), or
+    /// the other way round, as it is undone. The threat and pair changes
+    /// are those [`ThreatEval::changed`] worked out for `j`; `psq` leaves
+    /// the HalfKAv2_hm changes out (a hybrid update takes that part from
+    /// the refresh cache).
+    fn collect_changes(
+        &mut self,
+        pos: &Position,
+        j: usize,
+        (side, king): (Color, Square),
+        forward: bool,
+        psq: bool,
+    ) {
         let inputs = self.net.inputs;
         self.changes.clear();
-        for e in states[j].dirty.entries() {
-            if let Some(from) = e.from {
-                self.changes.psq_sub.push(inputs.psq_index(side, from, e.piece, king) as u32);
-            }
-            if let Some(to) = e.to {
-                self.changes.psq_add.push(inputs.psq_index(side, to, e.piece, king) as u32);
+        let c = &mut self.changes;
+        let (add, sub) = if forward {
+            (&mut c.psq_add, &mut c.psq_sub)
+        } else {
+            (&mut c.psq_sub, &mut c.psq_add)
+        };
+        if psq {
+            for e in pos.states()[j].dirty.entries() {
+                if let Some(from) = e.from {
+                    sub.push(inputs.psq_index(side, from, e.piece, king) as u32);
+                }
+                if let Some(to) = e.to {
+                    add.push(inputs.psq_index(side, to, e.piece, king) as u32);
+                }
             }
         }
-        if self.net.inputs == Inputs::Threats {
-            threat_inputs(
-                side,
-                king,
-                self.threats_removed.as_slice(),
-                &self.pairs_removed,
-                &mut self.changes.threat_sub,
-            );
-            threat_inputs(
-                side,
-                king,
-                self.threats_added.as_slice(),
-                &self.pairs_added,
-                &mut self.changes.threat_add,
-            );
+        if inputs == Inputs::Threats {
+            let (add, sub) = if forward {
+                (&mut c.threat_add, &mut c.threat_sub)
+            } else {
+                (&mut c.threat_sub, &mut c.threat_add)
+            };
+            threat_inputs(side, king, self.threats_removed.as_slice(), &self.pairs_removed, sub);
+            threat_inputs(side, king, self.threats_added.as_slice(), &self.pairs_added, add);
         }
+    }
+
+    /// Computes `side`'s accumulator at `j` from the one at `j - 1`
+    /// (`forward`), or the one at `j - 1` from the one at `j`, with the
+    /// changes [`ThreatEval::changed`] worked out for `j`. The king of
+    /// `side` stands on `king` in both states.
+    fn step(&mut self, pos: &Position, j: usize, side: Color, king: Square, forward: bool) {
+        self.stats.steps += 1;
+        self.stats.back_steps += u64::from(!forward);
+        self.collect_changes(pos, j, (side, king), forward, true);
         let s = side.to_usize();
         let (lower, upper) = self.entries.split_at_mut(j);
-        let (src, dst) = (&lower[j - 1].acc, &mut upper[0].acc);
+        let (earlier, later) = (&mut lower[j - 1], &mut upper[0]);
+        let (src, dst, at) =
+            if forward { (&*earlier, later, j) } else { (&*later, earlier, j - 1) };
         simd::apply(
             self.kernels,
             &self.net,
-            (&src.values[s], &src.psqt[s]),
-            (&mut dst.values[s], &mut dst.psqt[s]),
+            (&src.acc.values[s], &src.acc.psqt[s]),
+            (&mut dst.acc.values[s], &mut dst.acc.psqt[s]),
             &self.changes,
         );
-        upper[0].key[s] = Some(states[j].key);
+        dst.key[s] = Some(pos.states()[at].key);
     }
 
-    /// Refreshes `side`'s accumulator at `top`.
-    fn refresh_side(&mut self, pos: &Position, top: usize, side: Color, lowest: usize) {
-        self.stats.refreshes += 1;
+    /// Brings the refresh cache's entry for `side`'s king on `king` to the
+    /// pieces of `board`; its index in the cache.
+    fn update_cache(&mut self, side: Color, king: Square, board: &Board) -> usize {
         let s = side.to_usize();
-        let king = pos.king(side);
-        let board = &self.boards[top - lowest];
-        // The piece-square part: the cache entry brought to this board. An
-        // entry per king square for HalfKAv2_hm, per half of the board for
-        // P_hm (whose king plane is an input like any other).
         let inputs = self.net.inputs;
-        let slot = inputs.cache_slot(king);
-        let e = &mut self.cache[s * 64 + slot];
+        let slot = s * 64 + inputs.cache_slot(king);
+        let e = &mut self.cache[slot];
         self.changes.clear();
         for pc in Piece::ALL {
             let now = board.by_piece[pc.to_usize()];
@@ -480,17 +569,64 @@ impl ThreatEval {
             }
             e.pieces[pc.to_usize()] = now;
         }
-        let (old_values, old_psqt) = (e.values.clone(), e.psqt);
+        if !self.changes.psq_add.is_empty() || !self.changes.psq_sub.is_empty() {
+            let (old_values, old_psqt) = (e.values.clone(), e.psqt);
+            simd::apply(
+                self.kernels,
+                &self.net,
+                (&old_values, &old_psqt),
+                (&mut e.values, &mut e.psqt),
+                &self.changes,
+            );
+        }
+        slot
+    }
+
+    /// `side`'s accumulator at `top` by a hybrid update (see
+    /// [`Start::Hybrid`]) from the one at `top - 1`, with the threat and
+    /// pair changes [`ThreatEval::changed`] worked out for `top`.
+    fn hybrid(&mut self, pos: &Position, top: usize, side: Color, lowest: usize) {
+        self.stats.hybrids += 1;
+        let s = side.to_usize();
+        let e = pos.states()[top].dirty.entries()[0];
+        let (Some(old_king), Some(new_king)) = (e.from, e.to) else {
+            unreachable!("a hybrid update follows a king move on the board")
+        };
+        let before = self.boards[top - 1 - lowest].clone();
+        let old_slot = self.update_cache(side, old_king, &before);
+        let now = self.boards[top - lowest].clone();
+        let new_slot = self.update_cache(side, new_king, &now);
+        self.collect_changes(pos, top, (side, new_king), true, false);
+        let (lower, upper) = self.entries.split_at_mut(top);
+        let (src, dst) = (&lower[top - 1].acc, &mut upper[0].acc);
         simd::apply(
             self.kernels,
             &self.net,
-            (&old_values, &old_psqt),
-            (&mut e.values, &mut e.psqt),
+            (&src.values[s], &src.psqt[s]),
+            (&mut dst.values[s], &mut dst.psqt[s]),
             &self.changes,
         );
+        let (old, new) = (&self.cache[old_slot], &self.cache[new_slot]);
+        simd::add_difference(self.kernels, &mut dst.values[s], &new.values, &old.values);
+        for ((d, &n), &o) in dst.psqt[s].iter_mut().zip(&new.psqt).zip(&old.psqt) {
+            *d = d.wrapping_add(n.wrapping_sub(o));
+        }
+        upper[0].key[s] = Some(pos.states()[top].key);
+    }
+
+    /// Refreshes `side`'s accumulator at `top`.
+    fn refresh_side(&mut self, pos: &Position, top: usize, side: Color, lowest: usize) {
+        self.stats.refreshes += 1;
+        let s = side.to_usize();
+        let king = pos.king(side);
+        // The piece-square part: the cache entry brought to this board. An
+        // entry per king square for HalfKAv2_hm, per half of the board for
+        // P_hm (whose king plane is an input like any other).
+        let board = self.boards[top - lowest].clone();
+        let slot = self.update_cache(side, king, &board);
         // Then every threat and pair.
         self.changes.clear();
-        if inputs == Inputs::Threats {
+        if self.net.inputs == Inputs::Threats {
             self.scratch[0].clear();
             board.threats(&mut self.scratch[0]);
             self.pairs_added.clear();
@@ -502,8 +638,10 @@ impl ThreatEval {
                 &self.pairs_added,
                 &mut self.changes.threat_add,
             );
+            // The pair lists now hold this board's pairs, not a move's.
+            self.changed_for = None;
         }
-        let e = &self.cache[s * 64 + slot];
+        let e = &self.cache[slot];
         let dst = &mut self.entries[top];
         simd::apply(
             self.kernels,
@@ -694,6 +832,7 @@ mod tests {
             }
             let stats = eval.stats;
             assert!(stats.steps > 0 && stats.refreshes > 0 && stats.hits > 0, "{stats:?}");
+            assert!(stats.back_steps > 0 && stats.hybrids > 0, "{stats:?}");
         }
     }
 }

@@ -130,6 +130,22 @@ pub fn apply(
     }
 }
 
+/// `dst += add - sub`, value by value (wrapping, as the accumulators are).
+pub fn add_difference(k: Kernels, dst: &mut Row, add: &Row, sub: &Row) {
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: `Kernels::Avx2` and `Avx512` are only chosen when the
+        // processor has those features (`Kernels::available`); AVX-512
+        // implies AVX2.
+        Kernels::Avx2 | Kernels::Avx512 => unsafe { x86::add_difference_avx2(dst, add, sub) },
+        _ => {
+            for ((d, &a), &s) in dst.0.iter_mut().zip(&add.0).zip(&sub.0) {
+                *d = d.wrapping_add(a.wrapping_sub(s));
+            }
+        }
+    }
+}
+
 #[inline]
 fn add_psqt(acc: &mut [i32; PSQT_BUCKETS], w: &[i32; PSQT_BUCKETS], sign: i32) {
     for (a, &w) in acc.iter_mut().zip(w) {
@@ -384,6 +400,20 @@ mod x86 {
                 for (k, reg) in r.iter().enumerate() {
                     _mm512_store_si512(d.add(tile + k), *reg);
                 }
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn add_difference_avx2(dst: &mut Row, add: &Row, sub: &Row) {
+        let d = dst.0.as_mut_ptr().cast::<__m256i>();
+        let (a, s) = (add.0.as_ptr().cast::<__m256i>(), sub.0.as_ptr().cast::<__m256i>());
+        for k in 0..L1 / LANES {
+            // Safety: rows are `L1` values aligned to 64 bytes.
+            unsafe {
+                let diff =
+                    _mm256_sub_epi16(_mm256_load_si256(a.add(k)), _mm256_load_si256(s.add(k)));
+                _mm256_store_si256(d.add(k), _mm256_add_epi16(_mm256_load_si256(d.add(k)), diff));
             }
         }
     }
