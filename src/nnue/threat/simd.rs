@@ -250,14 +250,14 @@ pub fn propagate(k: Kernels, input: &[u8; L1], stack: &Stack) -> i32 {
         concat[L2 + o] = clipped_relu(x, 7);
     }
     let mut h1 = stack.fc1_biases;
-    for (o, acc) in h1.iter_mut().enumerate() {
-        *acc += dot(&concat[..2 * L2], &stack.fc1_weights[o]);
-    }
+    let (first, rest) = concat.split_at_mut(2 * L2);
+    let first: &[u8; 2 * L2] = (&*first).try_into().expect("2 * L2 bytes");
+    fc1(k, first, stack, &mut h1);
     for (o, &x) in h1.iter().enumerate() {
-        concat[2 * L2 + o] = sqr_clipped_relu(x, 6);
-        concat[2 * L2 + L3 + o] = clipped_relu(x, 6);
+        rest[o] = sqr_clipped_relu(x, 6);
+        rest[L3 + o] = clipped_relu(x, 6);
     }
-    let out = stack.fc2_bias + dot(&concat, &stack.fc2_weights);
+    let out = stack.fc2_bias + fc2(k, &concat, &stack.fc2_weights);
     // The first layer's last two outputs also pass straight to the output.
     let forward = out + h0[L2 - 2] - h0[L2 - 1];
     // 1.0 is 128 * 64 * 2 in the output's fixed point; Stockfish wants it
@@ -265,7 +265,30 @@ pub fn propagate(k: Kernels, input: &[u8; L1], stack: &Stack) -> i32 {
     (i64::from(forward) * 600 * 16 / (128 * 64 * 2)) as i32
 }
 
-#[inline]
+/// The second layer: `h1[o] += input · fc1_weights[o]`.
+fn fc1(k: Kernels, input: &[u8; 2 * L2], stack: &Stack, h1: &mut [i32; L3]) {
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: AVX2 is present whenever these kernels are chosen.
+        Kernels::Avx2 | Kernels::Avx512 => unsafe { x86::fc1_avx2(input, &stack.fc1_weights, h1) },
+        _ => {
+            for (acc, row) in h1.iter_mut().zip(&stack.fc1_weights) {
+                *acc += dot(input, row);
+            }
+        }
+    }
+}
+
+/// The output layer's dot product.
+fn fc2(k: Kernels, input: &[u8; 2 * L2 + 2 * L3], w: &[i8; 2 * L2 + 2 * L3]) -> i32 {
+    match k {
+        #[cfg(target_arch = "x86_64")]
+        // Safety: AVX2 is present whenever these kernels are chosen.
+        Kernels::Avx2 | Kernels::Avx512 => unsafe { x86::fc2_avx2(input, w) },
+        _ => dot(input, w),
+    }
+}
+
 fn dot(x: &[u8], w: &[i8]) -> i32 {
     x.iter().zip(w).map(|(&x, &w)| i32::from(x) * i32::from(w)).sum()
 }
@@ -455,55 +478,131 @@ mod x86 {
         }
     }
 
+    /// The sums of `x`'s products with `w`, 64 bytes of each: 8 partial
+    /// sums. A product pair is at most 2 x 127 x 127 (inputs are at most
+    /// 127), so `maddubs` never saturates.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn dot64(x: [__m256i; 2], w: *const i8, ones: __m256i) -> __m256i {
+        // Safety: the caller gives 64 readable bytes at `w`.
+        let (w0, w1) = unsafe {
+            (
+                _mm256_loadu_si256(w.cast::<__m256i>()),
+                _mm256_loadu_si256(w.add(32).cast::<__m256i>()),
+            )
+        };
+        let a = _mm256_madd_epi16(_mm256_maddubs_epi16(x[0], w0), ones);
+        let b = _mm256_madd_epi16(_mm256_maddubs_epi16(x[1], w1), ones);
+        _mm256_add_epi32(a, b)
+    }
+
+    /// The 8 partial sums in each of `v`'s four registers summed: four
+    /// totals, in order.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn hadd4(v: [__m256i; 4]) -> __m128i {
+        let ab = _mm256_hadd_epi32(v[0], v[1]);
+        let cd = _mm256_hadd_epi32(v[2], v[3]);
+        let abcd = _mm256_hadd_epi32(ab, cd);
+        _mm_add_epi32(_mm256_castsi256_si128(abcd), _mm256_extracti128_si256::<1>(abcd))
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn fc1_avx2(input: &[u8; 2 * L2], rows: &[[i8; 2 * L2]; L3], h1: &mut [i32; L3]) {
+        let ones = _mm256_set1_epi16(1);
+        let p = input.as_ptr().cast::<__m256i>();
+        // Safety: `input` is 64 bytes, read as two registers, unaligned.
+        let x = unsafe { [_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))] };
+        for o in (0..L3).step_by(4) {
+            // Safety: each row is 64 bytes; `h1` has room for 4 i32 at `o`.
+            unsafe {
+                let v = [
+                    dot64(x, rows[o].as_ptr(), ones),
+                    dot64(x, rows[o + 1].as_ptr(), ones),
+                    dot64(x, rows[o + 2].as_ptr(), ones),
+                    dot64(x, rows[o + 3].as_ptr(), ones),
+                ];
+                let sums = hadd4(v);
+                let dst = h1.as_mut_ptr().add(o).cast::<__m128i>();
+                _mm_storeu_si128(dst, _mm_add_epi32(_mm_loadu_si128(dst), sums));
+            }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn fc2_avx2(input: &[u8; 2 * L2 + 2 * L3], w: &[i8; 2 * L2 + 2 * L3]) -> i32 {
+        let ones = _mm256_set1_epi16(1);
+        let p = input.as_ptr().cast::<__m256i>();
+        // Safety: both are 128 bytes, read 32 at a time, unaligned.
+        unsafe {
+            let lo = dot64([_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))], w.as_ptr(), ones);
+            let hi = dot64(
+                [_mm256_loadu_si256(p.add(2)), _mm256_loadu_si256(p.add(3))],
+                w.as_ptr().add(64),
+                ones,
+            );
+            let zero = _mm256_setzero_si256();
+            let sums = hadd4([_mm256_add_epi32(lo, hi), zero, zero, zero]);
+            _mm_cvtsi128_si32(sums)
+        }
+    }
+
     #[target_feature(enable = "avx2")]
     pub unsafe fn fc0_avx2(input: &[u8; L1], stack: &Stack) -> [i32; L2] {
-        // The non-zero 4-byte blocks of the input, found 8 at a time.
-        let mut nz = [0u16; L1 / 4];
-        let mut n = 0;
+        // The non-zero 4-byte blocks of the input as a bit set, 8 blocks a
+        // register: bytes are at most 127, so a block read as an i32 is
+        // non-negative, and positive exactly when some byte is not zero.
+        let mut bits = [0u64; L1 / 256];
         let inp = input.as_ptr().cast::<__m256i>();
         for j in 0..L1 / 32 {
             // Safety: `input` is `L1` bytes, read 32 at a time, unaligned.
             let v = unsafe { _mm256_loadu_si256(inp.add(j)) };
-            // Bytes are at most 127: a block is a non-negative i32, and
-            // positive exactly when some byte is not zero.
             let mask = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(
                 v,
                 _mm256_setzero_si256(),
-            ))) as u32;
-            let mut m = mask;
-            while m != 0 {
-                nz[n] = (8 * j as u32 + m.trailing_zeros()) as u16;
-                n += 1;
-                m &= m - 1;
-            }
+            ))) as u8;
+            bits[j / 8] |= u64::from(mask) << (8 * (j % 8));
         }
+        // Two sets of sums, a block each in turn, so that the additions of
+        // one block do not wait on the other's; integer sums, so the order
+        // changes nothing.
         let ones = _mm256_set1_epi16(1);
-        let mut acc = [_mm256_setzero_si256(); L2 / 8];
-        for &j in &nz[..n] {
-            let j = usize::from(j);
-            let x = _mm256_set1_epi32(i32::from_le_bytes([
-                input[4 * j],
-                input[4 * j + 1],
-                input[4 * j + 2],
-                input[4 * j + 3],
-            ]));
-            let w = stack.fc0_blocks[j].as_ptr().cast::<__m256i>();
-            for (k, a) in acc.iter_mut().enumerate() {
-                // Safety: a block is `4 * L2` bytes, read as `L2 / 8`
-                // registers, unaligned.
-                let wk = unsafe { _mm256_loadu_si256(w.add(k)) };
-                let pairs = _mm256_maddubs_epi16(x, wk);
-                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(pairs, ones));
+        let mut acc = [[_mm256_setzero_si256(); L2 / 8]; 2];
+        let blocks = stack.fc0_blocks.as_ptr().cast::<i8>();
+        let words = input.as_ptr().cast::<i32>();
+        let mut turn = 0;
+        for (w, &set) in bits.iter().enumerate() {
+            let mut set = set;
+            while set != 0 {
+                let j = w * 64 + set.trailing_zeros() as usize;
+                set &= set - 1;
+                // Safety: `j < L1 / 4`: the input has `L1 / 4` blocks of 4
+                // bytes and the weights `L1 / 4` blocks of `4 * L2`, read
+                // unaligned.
+                let (x, col) = unsafe {
+                    (
+                        _mm256_set1_epi32(words.add(j).read_unaligned()),
+                        blocks.add(j * 4 * L2).cast::<__m256i>(),
+                    )
+                };
+                for (k, a) in acc[turn].iter_mut().enumerate() {
+                    // Safety: as above: register `k < L2 / 8` of block `j`.
+                    let wk = unsafe { _mm256_loadu_si256(col.add(k)) };
+                    let pairs = _mm256_maddubs_epi16(x, wk);
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(pairs, ones));
+                }
+                turn ^= 1;
             }
         }
         let mut out = stack.fc0_biases;
         let mut lanes = [0i32; L2];
-        for (k, a) in acc.iter().enumerate() {
+        for (k, (&a, &b)) in acc[0].iter().zip(&acc[1]).enumerate() {
+            let sum = _mm256_add_epi32(a, b);
             // Safety: `lanes` has room for `L2` i32, 8 per register.
-            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>().add(k), *a) };
+            unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>().add(k), sum) };
         }
         for (o, l) in out.iter_mut().zip(lanes) {
-            *o += l;
+            *o = o.wrapping_add(l);
         }
         out
     }
