@@ -12,9 +12,16 @@
 //! pawn pair changes are worked out here, from the boards before and after
 //! the move (the board before is the board after with the move's pieces
 //! put back) and the attack tables, for the squares the move changed only.
-//! A side whose king moved is refreshed: its HalfKAv2_hm part from the last
-//! accumulator computed for that king square (Stockfish's "Finny tables"),
-//! its threats and pairs from the board. The board knows nothing of this.
+//! A side whose king moved within its half of the board (15 pieces or
+//! more) takes the accumulator before the move, less the HalfKAv2_hm part
+//! of the king's old square, plus the part of its new square (each the
+//! last computed for that king square, Stockfish's "Finny tables", brought
+//! to the board), plus the move's threat changes: threats are indexed by
+//! the king's half only. Any other king move refreshes: the HalfKAv2_hm
+//! part from the cache, every threat and pair from the board; and the
+//! states back to that king move are then computed from the refreshed one
+//! by undoing their moves, so that their other children step from them.
+//! The board knows nothing of this.
 //!
 //! Stockfish.js 19's lite net has the same transformer size, layer stacks
 //! and blend, with P_hm inputs alone ([`net::Inputs::PHm`]): the same
@@ -420,8 +427,10 @@ impl ThreatEval {
             }
             let moved = states[i].dirty.entries().first().filter(|e| e.piece == king);
             if let Some(e) = moved.filter(|e| inputs.king_move_refreshes(e.from, e.to)) {
+                // A Chess960 castling can leave the king where it stood:
+                // its two cache entries would be one, so it is refreshed.
                 let same_half = matches!((e.from, e.to), (Some(a), Some(b))
-                    if orientation(side, a) == orientation(side, b));
+                    if a != b && orientation(side, a) == orientation(side, b));
                 if i == top
                     && inputs == Inputs::Threats
                     && same_half
