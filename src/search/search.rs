@@ -188,6 +188,9 @@ struct Frame {
     stat_score: i32,
     double_extensions: i32,
     cutoff_count: i32,
+    /// The plies a late-move reduction took off the child searched from
+    /// this ply (0 otherwise); the child reads it and sets it back.
+    reduction: i32,
 }
 
 impl Default for Frame {
@@ -206,6 +209,7 @@ impl Default for Frame {
             stat_score: 0,
             double_extensions: 0,
             cutoff_count: 0,
+            reduction: 0,
         }
     }
 }
@@ -221,7 +225,7 @@ impl Frame {
 
 /// Techniques the search can leave out, for measuring what each is worth:
 /// the names `KIBITZ_SEARCH_OFF` takes (comma-separated).
-pub const SWITCHES: [&str; 17] = [
+pub const SWITCHES: [&str; 18] = [
     "razoring",
     "reverse-futility",
     "null-move",
@@ -239,6 +243,7 @@ pub const SWITCHES: [&str; 17] = [
     "eval-bonus",
     "deeper-search",
     "optimism",
+    "hindsight",
 ];
 
 /// The techniques switched off (bits in [`SWITCHES`]' order).
@@ -285,6 +290,7 @@ const QS_FUTILITY: usize = 13;
 const EVAL_BONUS: usize = 14;
 const DEEPER_SEARCH: usize = 15;
 const OPTIMISM: usize = 16;
+const HINDSIGHT: usize = 17;
 
 /// Piece values of the futility margins (Stockfish 15.1's endgame values,
 /// in its internal units); the king's slot is "nothing captured".
@@ -941,6 +947,8 @@ impl Searcher {
         if !NT::ROOT {
             self.frames[at + 2].stat_score = 0;
         }
+        let prior_reduction = self.frames[at - 1].reduction;
+        self.frames[at - 1].reduction = 0;
 
         // Step 4. The transposition table. A search that leaves a move out
         // stores under its own key.
@@ -1041,7 +1049,7 @@ impl Searcher {
         }
 
         // Step 6. The static evaluation; a table score bounds it.
-        let (static_eval, eval, improving, improvement, complexity) = if in_check {
+        let (static_eval, eval, mut improving, improvement, complexity) = if in_check {
             (VALUE_NONE, VALUE_NONE, false, 0, 0)
         } else {
             let (static_eval, complexity) = match hit {
@@ -1062,16 +1070,41 @@ impl Searcher {
             {
                 eval = tt_value;
             }
-            let improvement = if self.frames[at - 2].static_eval != VALUE_NONE {
-                static_eval - self.frames[at - 2].static_eval
+            let before = self.frames[at - 2].static_eval;
+            let improvement = if before != VALUE_NONE {
+                static_eval - before
             } else if self.frames[at - 4].static_eval != VALUE_NONE {
                 static_eval - self.frames[at - 4].static_eval
             } else {
                 p.v(168)
             };
-            (static_eval, eval, improvement > 0, improvement, complexity)
+            // Better than two plies before (Stockfish's `improving`).
+            let improving = before != VALUE_NONE && static_eval > before;
+            (static_eval, eval, improving, improvement, complexity)
         };
-        self.frames[at].static_eval = static_eval;
+        // In check the node has no evaluation of its own; its children
+        // compare theirs with the one two plies above it.
+        let frame_eval = if in_check { self.frames[at - 2].static_eval } else { static_eval };
+        self.frames[at].static_eval = frame_eval;
+        let parent_eval = self.frames[at - 1].static_eval;
+        let known_evals = frame_eval != VALUE_NONE && parent_eval != VALUE_NONE;
+        // The opponent's position got worse with its last move.
+        let opponent_worsening = !known_evals || frame_eval > -parent_eval;
+        // Hindsight: the reduction the parent gave this node looks too
+        // large when the opponent's move did not hurt it, too small when
+        // both evaluations say the position is calm.
+        if on.on(HINDSIGHT) {
+            if prior_reduction >= 3 && !opponent_worsening {
+                depth += 1;
+            }
+            if prior_reduction >= 2
+                && depth >= 2
+                && known_evals
+                && frame_eval + parent_eval > p.v(166)
+            {
+                depth -= 1;
+            }
+        }
 
         // The static evaluation's change orders the previous quiet move.
         if on.on(EVAL_BONUS)
@@ -1099,18 +1132,23 @@ impl Searcher {
             }
 
             // Step 8. Futility pruning of the node (reverse futility): far
-            // above beta at a low depth.
+            // above beta at a low depth, with no quiet hash move to try;
+            // the value returned leans towards beta.
             if on.on(REVERSE_FUTILITY)
                 && !tt_pv
-                && depth < 8
-                && eval
-                    - p.v(165) * (depth - i32::from(improving))
-                    - p.history(self.frames[at - 1].stat_score, 303)
-                    >= beta
+                && depth < 19
                 && eval >= beta
-                && eval < p.v(28_031).min(WIN_BOUND - 1)
+                && (tt_move.is_none() || tt_capture)
+                && beta > -WIN_BOUND
+                && eval < WIN_BOUND
             {
-                return eval;
+                let mult = (45 + 4 * depth).min(85) - 20 * i32::from(hit.is_none());
+                let margin = mult * depth
+                    - (2789 * i32::from(improving) + 335 * i32::from(opponent_worsening)) * mult
+                        / 1024;
+                if eval - p.v(margin) >= beta {
+                    return (661 * beta + 363 * eval) / 1024;
+                }
             }
 
             // Step 9. Null move with a verification search at high depths.
@@ -1158,6 +1196,9 @@ impl Searcher {
                     }
                 }
             }
+
+            // A node above beta after the null move counts as improving.
+            improving |= static_eval >= beta;
 
             // Step 10. ProbCut: a good capture whose reduced search holds a
             // margin above beta refutes the previous move.
@@ -1454,7 +1495,9 @@ impl Searcher {
                     r -= stat / (13_628 + 4000 * i32::from(depth > 7 && depth < 19));
                 }
                 let d = (new_depth - r).clamp(1, new_depth + 1);
+                self.frames[at].reduction = new_depth - d;
                 value = -self.alpha_beta::<NonPv>(pos, d, -(alpha + 1), -alpha, ply + 1, true);
+                self.frames[at].reduction = 0;
                 if value > alpha && d < new_depth {
                     // The full-depth search, a ply deeper or shallower as the
                     // reduced one came out.
