@@ -1611,6 +1611,11 @@ impl Searcher {
                 );
             }
         }
+        // A fail high's value leans towards beta, the more so the shallower
+        // the node (the table then inflates it less).
+        if best_value >= beta && best_value.abs() < WIN_BOUND && alpha.abs() < WIN_BOUND {
+            best_value = (best_value * depth + beta) / (depth + 1);
+        }
         if NT::PV {
             best_value = best_value.min(max_value);
         }
@@ -1712,8 +1717,11 @@ impl Searcher {
             {
                 best = tt_value;
             }
-            // Stand pat.
+            // Stand pat, the value leaning towards beta.
             if best >= beta {
+                if best.abs() < WIN_BOUND {
+                    best = (441 * best + 583 * beta) / 1024;
+                }
                 if hit.is_none() {
                     let stored = score_to_tt(best, ply);
                     self.tt.store(key, None, stored, false, Bound::Lower, DEPTH_NONE, static_eval);
@@ -1804,6 +1812,9 @@ impl Searcher {
         }
         if in_check && best_value == -INFINITE {
             return -MATE + ply as i32;
+        }
+        if best_value > beta && best_value.abs() < WIN_BOUND {
+            best_value = (462 * best_value + 562 * beta) / 1024;
         }
         let bound = if best_value >= beta { Bound::Lower } else { Bound::Upper };
         let stored = score_to_tt(best_value, ply);
