@@ -1613,7 +1613,11 @@ impl Searcher {
         }
         // A fail high's value leans towards beta, the more so the shallower
         // the node (the table then inflates it less).
-        if best_value >= beta && best_value.abs() < WIN_BOUND && alpha.abs() < WIN_BOUND {
+        if move_count > 0
+            && best_value >= beta
+            && best_value.abs() < WIN_BOUND
+            && alpha.abs() < WIN_BOUND
+        {
             best_value = (best_value * depth + beta) / (depth + 1);
         }
         if NT::PV {
