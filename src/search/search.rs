@@ -167,7 +167,10 @@ const FRAMES: usize = FRAMES_BEFORE + MAX_PLY + 3;
 /// `Search::Stack`).
 #[derive(Clone, Copy)]
 struct Frame {
-    /// The static evaluation, or [`VALUE_NONE`] in check.
+    /// The static evaluation. In check a main-search node has none of its
+    /// own and keeps the one two plies above it (for its children's
+    /// `improving`); quiescence keeps [`VALUE_NONE`] there, as does a node
+    /// with nothing known above it.
     static_eval: i32,
     /// The move made from this ply (`Move::NULL` for a null move), if any.
     current: Option<Move>,
