@@ -43,7 +43,16 @@ pub struct Histories {
     pub continuation: Vec<PieceTo>,
     /// The move that answered a piece's move to a square.
     pub counters: Box<[[Option<Move>; 64]; 12]>,
+    /// How often the hash move turns out best (Stockfish's
+    /// `ttMoveHistory`): one entry, raised when a node off the principal
+    /// variation ends with its hash move best, lowered when another move is
+    /// or when a multi-cut finds a second move; readier double extensions
+    /// when high.
+    tt_move: i16,
 }
+
+/// The hash-move history's bound.
+pub const TT_MOVE_MAX: i32 = 8192;
 
 /// The value continuation histories start from at a new game (Stockfish's
 /// `Thread::clear`): a move never tried counts as slightly bad.
@@ -85,6 +94,7 @@ impl Histories {
             capture: Box::new([[[0; 6]; 64]; 12]),
             continuation: vec![[[0; 64]; 12]; CONTINUATION_TABLES],
             counters: Box::new([[None; 64]; 12]),
+            tt_move: 0,
         };
         h.clear();
         h
@@ -100,6 +110,19 @@ impl Histories {
             table.iter_mut().for_each(|r| r.fill(CONTINUATION_START));
         }
         self.counters.iter_mut().for_each(|r| r.fill(None));
+        self.tt_move = 0;
+    }
+
+    /// The hash-move history.
+    #[inline]
+    pub fn tt_move(&self) -> i32 {
+        i32::from(self.tt_move)
+    }
+
+    /// Moves the hash-move history towards `bonus`.
+    #[inline]
+    pub fn update_tt_move(&mut self, bonus: i32) {
+        gravity(&mut self.tt_move, bonus, TT_MOVE_MAX);
     }
 
     /// The butterfly history of a quiet move of `us`.

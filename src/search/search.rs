@@ -43,7 +43,7 @@ use crate::{
     chess::{
         mv::{MAX_MOVES, Move},
         position::Position,
-        types::{Color, Piece, Square},
+        types::{Color, Piece, Role, Square},
     },
     nnue::Net,
     search::{
@@ -189,7 +189,6 @@ struct Frame {
     excluded: Option<Move>,
     killers: [Option<Move>; 2],
     stat_score: i32,
-    double_extensions: i32,
     cutoff_count: i32,
     /// The plies a late-move reduction took off the child searched from
     /// this ply (0 otherwise); the child reads it and sets it back.
@@ -210,7 +209,6 @@ impl Default for Frame {
             excluded: None,
             killers: [None; 2],
             stat_score: 0,
-            double_extensions: 0,
             cutoff_count: 0,
             reduction: 0,
         }
@@ -228,7 +226,7 @@ impl Frame {
 
 /// Techniques the search can leave out, for measuring what each is worth:
 /// the names `KIBITZ_SEARCH_OFF` takes (comma-separated).
-pub const SWITCHES: [&str; 18] = [
+pub const SWITCHES: [&str; 17] = [
     "razoring",
     "reverse-futility",
     "null-move",
@@ -239,7 +237,6 @@ pub const SWITCHES: [&str; 18] = [
     "see",
     "continuation-pruning",
     "singular",
-    "check-extension",
     "lmr-history",
     "tt-pv",
     "qs-futility",
@@ -286,14 +283,13 @@ const FUTILITY: usize = 6;
 const SEE_PRUNING: usize = 7;
 const CONTINUATION_PRUNING: usize = 8;
 const SINGULAR: usize = 9;
-const CHECK_EXTENSION: usize = 10;
-const LMR_HISTORY: usize = 11;
-const TT_PV: usize = 12;
-const QS_FUTILITY: usize = 13;
-const EVAL_BONUS: usize = 14;
-const DEEPER_SEARCH: usize = 15;
-const OPTIMISM: usize = 16;
-const HINDSIGHT: usize = 17;
+const LMR_HISTORY: usize = 10;
+const TT_PV: usize = 11;
+const QS_FUTILITY: usize = 12;
+const EVAL_BONUS: usize = 13;
+const DEEPER_SEARCH: usize = 14;
+const OPTIMISM: usize = 15;
+const HINDSIGHT: usize = 16;
 
 /// Piece values of the futility margins (Stockfish 15.1's endgame values,
 /// in its internal units); the king's slot is "nothing captured".
@@ -773,6 +769,24 @@ impl Searcher {
             || pos.has_insufficient_material()
     }
 
+    /// Whether `m` walks a piece back and forth: a quiet move deep in the
+    /// tree, long after the last capture or pawn move, by the piece our
+    /// previous move brought to its square, which our move before that had
+    /// brought to where it came from. Such a hash move is not extended
+    /// (Stockfish's `is_shuffling`): the line only marks time.
+    fn is_shuffling(&self, pos: &Position, at: usize, ply: usize, m: Move, capture: bool) -> bool {
+        if capture || m.promotion_role() == Some(Role::Queen) || pos.rule50() < 10 {
+            return false;
+        }
+        if pos.plies_from_null() < 6 || ply < 20 {
+            return false;
+        }
+        match (self.frames[at - 2].current, self.frames[at - 4].current) {
+            (Some(ours), Some(before)) => m.from() == ours.to() && ours.from() == before.to(),
+            _ => false,
+        }
+    }
+
     /// The reduction of the `moves`-th move at `depth` (Stockfish's
     /// `reduction`): larger for later moves and deeper nodes, smaller as
     /// the node's window is wide against the root's.
@@ -945,7 +959,6 @@ impl Searcher {
         self.frames[at + 1].excluded = None;
         self.frames[at + 2].killers = [None; 2];
         self.frames[at + 2].cutoff_count = 0;
-        self.frames[at].double_extensions = self.frames[at - 1].double_extensions;
         let prev = self.frames[at - 1].moved;
         if !NT::ROOT {
             self.frames[at + 2].stat_score = 0;
@@ -1300,7 +1313,6 @@ impl Searcher {
         let mut picker = MovePicker::new(pos, tt_move, depth, killers, counter);
         let mut move_count = 0i32;
         let mut move_count_pruning = false;
-        let mut singular_quiet_lmr = false;
         let mut best_move: Option<Move> = None;
         let mut searched = Searched::new();
         let original_alpha = alpha;
@@ -1374,76 +1386,67 @@ impl Searcher {
                 }
             }
 
-            // Step 15. Extensions.
+            // Step 15. Extensions: the singular extension, and the hash
+            // move cut back when another move also holds.
             let mut extension = 0;
-            if (ply as i32) < self.root_depth * 2 {
-                if let Some(h) = hit
-                    && on.on(SINGULAR)
-                    && !NT::ROOT
-                    && depth >= 4 + 2 * i32::from(NT::PV && h.pv)
-                    && Some(m) == tt_move
-                    && excluded.is_none()
-                    && tt_value.abs() < p.v(10_000)
-                    && h.bound.has(Bound::Lower)
-                    && h.depth >= depth - 3
-                {
-                    // Singular extension: if every other move fails low
-                    // against a margin below the table's score, this one
-                    // is the only good move.
-                    let singular_beta =
-                        tt_value - (3 + i32::from(tt_pv && !NT::PV)) * p.v(depth * 1000) / 1000;
-                    let singular_depth = (depth - 1) / 2;
-                    self.frames[at].excluded = Some(m);
-                    let v = self.alpha_beta::<NonPv>(
-                        pos,
-                        singular_depth,
-                        singular_beta - 1,
-                        singular_beta,
-                        ply,
-                        cut_node,
-                    );
-                    self.frames[at].excluded = None;
-                    if self.stopped {
-                        return 0;
-                    }
-                    if v < singular_beta {
-                        extension = 1;
-                        singular_quiet_lmr = !tt_capture;
-                        // Double extensions, at most ten on a line.
-                        if !NT::PV
-                            && v < singular_beta - p.v(25)
-                            && self.frames[at].double_extensions <= 9
-                        {
-                            extension = 2;
-                        }
-                    } else if singular_beta >= beta {
-                        // Multi-cut: another move beats beta too.
-                        return singular_beta;
-                    } else if tt_value >= beta {
-                        extension = -2;
-                    } else if tt_value <= alpha && tt_value <= v {
-                        extension = -1;
-                    }
-                } else {
-                    // A check far from equality, deep enough; or the quiet
-                    // hash move of a principal-variation node that is also
-                    // its killer and follows the previous move well.
-                    let check = on.on(CHECK_EXTENSION)
-                        && gives_check
-                        && depth > 9
-                        && (static_eval == VALUE_NONE || static_eval.abs() > p.v(82));
-                    let quiet_tt = NT::PV
-                        && Some(m) == tt_move
-                        && Some(m) == self.frames[at].killers[0]
-                        && self.hist.continuation(cont.0[0], piece, m.to()) >= 5177;
-                    if check || quiet_tt {
-                        extension = 1;
-                    }
+            if let Some(h) = hit
+                && on.on(SINGULAR)
+                && !NT::ROOT
+                && Some(m) == tt_move
+                && excluded.is_none()
+                && depth >= 6 + i32::from(tt_pv)
+                && tt_value.abs() < WIN_BOUND
+                && h.bound.has(Bound::Lower)
+                && h.depth >= depth - 3
+                && !self.is_shuffling(pos, at, ply, m, capture)
+            {
+                // If every other move fails low against a margin below the
+                // table's score, this one is the only good move.
+                let singular_beta =
+                    tt_value - p.v((59 + 66 * i32::from(tt_pv && !NT::PV)) * depth) / 63;
+                let singular_depth = new_depth / 2;
+                self.frames[at].excluded = Some(m);
+                let v = self.alpha_beta::<NonPv>(
+                    pos,
+                    singular_depth,
+                    singular_beta - 1,
+                    singular_beta,
+                    ply,
+                    cut_node,
+                );
+                self.frames[at].excluded = None;
+                if self.stopped {
+                    return 0;
+                }
+                if v < singular_beta {
+                    // Two and three plies more the further below it falls;
+                    // a quiet hash move off the principal variation more
+                    // readily, one whose earlier extensions held (the hash
+                    // move's history) too.
+                    let pv = i32::from(NT::PV);
+                    let quiet = i32::from(!tt_capture);
+                    let deep = i32::from(ply as i32 > self.root_depth);
+                    let double_margin = -2 + 204 * pv
+                        - 152 * quiet
+                        - 1175 * self.hist.tt_move() / 114_178
+                        - 38 * deep;
+                    let triple_margin =
+                        70 + 279 * pv - 188 * quiet + 81 * i32::from(tt_pv) - 43 * deep;
+                    extension = 1
+                        + i32::from(v < singular_beta - p.v(double_margin))
+                        + i32::from(v < singular_beta - p.v(triple_margin));
+                    depth += 1;
+                } else if v >= beta && v.abs() < WIN_BOUND {
+                    // Multi-cut: another move beats beta too.
+                    self.hist.update_tt_move(-421 - 110 * depth);
+                    return v;
+                } else if tt_value >= beta || cut_node {
+                    // Another move holds the margin: the hash move is likely
+                    // no better than it, so it is searched shallower.
+                    extension = -3;
                 }
             }
             new_depth += extension;
-            self.frames[at].double_extensions =
-                self.frames[at - 1].double_extensions + i32::from(extension == 2);
 
             self.tt.prefetch(pos.key_after(m));
             self.frames[at].current = Some(m);
@@ -1477,9 +1480,6 @@ impl Searcher {
                 }
                 if NT::PV {
                     r -= 1 + 11 / (3 + depth);
-                }
-                if singular_quiet_lmr {
-                    r -= 1;
                 }
                 if depth > 9 && picker.threatened.contains(m.from()) {
                     r -= 1;
@@ -1543,6 +1543,15 @@ impl Searcher {
                 && NT::PV
                 && (move_count == 1 || (value > alpha && (NT::ROOT || value < beta)))
             {
+                // The hash move of a table entry searched deeper does not
+                // drop into quiescence.
+                if Some(m) == tt_move
+                    && let Some(h) = hit
+                    && (h.depth > 1
+                        || (tt_value != VALUE_NONE && tt_value.abs() >= WIN_BOUND && h.depth > 0))
+                {
+                    new_depth = new_depth.max(1);
+                }
                 value = -self.alpha_beta::<Pv>(
                     pos,
                     new_depth.min(max_next_depth),
@@ -1602,6 +1611,9 @@ impl Searcher {
             };
         } else if let Some(bm) = best_move {
             self.update_all_stats(pos, at, bm, best_value, beta, &searched, depth);
+            if !NT::PV {
+                self.hist.update_tt_move(if Some(bm) == tt_move { 918 } else { -747 });
+            }
         } else if (depth >= 5 || NT::PV) && !prior_capture {
             // The previous move that caused this fail low is a good one.
             let extra = NT::PV || cut_node || best_value < alpha - p.v(62) * depth;
