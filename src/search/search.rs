@@ -919,6 +919,9 @@ impl Searcher {
                 self.quiescence::<NonPv>(pos, alpha, beta, ply, 0)
             };
         }
+        // Extensions have no ply limit: the depth is kept within the
+        // tables' range (Stockfish's clamp).
+        depth = depth.min(MAX_PLY as i32 - 1);
         self.pv_len[ply] = ply;
         if self.check_stop() {
             return 0;
