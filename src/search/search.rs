@@ -1422,10 +1422,10 @@ impl Searcher {
                     return 0;
                 }
                 if v < singular_beta {
-                    // Two and three plies more the further below it falls;
-                    // a quiet hash move off the principal variation more
-                    // readily, one whose earlier extensions held (the hash
-                    // move's history) too.
+                    // Two and three plies more the further below it falls:
+                    // more readily for a quiet hash move off the principal
+                    // variation, and (the double) the more often hash moves
+                    // have proved best (the hash-move history).
                     let pv = i32::from(NT::PV);
                     let quiet = i32::from(!tt_capture);
                     let deep = i32::from(ply as i32 > self.root_depth);
