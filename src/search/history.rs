@@ -1,7 +1,9 @@
-//! What the search learns about moves as it goes, after Stockfish 15.1's
+//! What the search learns about moves as it goes, after Stockfish's
 //! statistics tables: the butterfly history of quiet moves (by side, from
-//! and to), the capture history (by moving piece, destination and captured
-//! kind), the continuation histories (by the move made one, two, four and
+//! and to), the low-ply history (the same, for the first plies of the
+//! search only), the pawn history (by the pawn structure, the moving piece
+//! and its destination), the capture history (by moving piece, destination
+//! and captured kind), the continuation histories (by the move made one to
 //! six plies before, and the move now, each as piece and destination) and
 //! the counter moves. Every entry moves towards a bonus with "gravity": the
 //! fuller it is, the less a bonus of its sign adds, so it stays within its
@@ -20,7 +22,18 @@ pub const MAIN_MAX: i32 = 7183;
 /// The capture history's bound.
 pub const CAPTURE_MAX: i32 = 10_692;
 /// A continuation history's bound.
-pub const CONTINUATION_MAX: i32 = 29_952;
+pub const CONTINUATION_MAX: i32 = 30_000;
+/// The pawn history's bound.
+pub const PAWN_MAX: i32 = 8192;
+/// The low-ply history's bound.
+pub const LOW_PLY_MAX: i32 = 7183;
+
+/// The plies from the root the low-ply history covers.
+pub const LOW_PLY: usize = 5;
+
+/// Entries of the pawn history (a power of two), each a [`PieceTo`] table
+/// of the pawn structures whose key falls in it.
+pub const PAWN_ENTRIES: usize = 8192;
 
 /// A history of a move by its piece and destination.
 pub type PieceTo = [[i16; 64]; 12];
@@ -41,6 +54,12 @@ pub struct Histories {
     pub capture: Box<[[[i16; 6]; 64]; 12]>,
     /// Continuation histories, [`CONTINUATION_TABLES`] of them.
     pub continuation: Vec<PieceTo>,
+    /// Quiet moves near the root: [ply][from * 64 + to], refilled with
+    /// [`LOW_PLY_START`] at every search.
+    pub low_ply: Box<[[i16; 4096]; LOW_PLY]>,
+    /// Quiet moves by pawn structure: [pawn key mod
+    /// [`PAWN_ENTRIES`]][moving piece][destination].
+    pub pawn: Vec<PieceTo>,
     /// The move that answered a piece's move to a square.
     pub counters: Box<[[Option<Move>; 64]; 12]>,
     /// How often the hash move turns out best (Stockfish's
@@ -54,9 +73,16 @@ pub struct Histories {
 /// The hash-move history's bound.
 pub const TT_MOVE_MAX: i32 = 8192;
 
-/// The value continuation histories start from at a new game (Stockfish's
-/// `Thread::clear`): a move never tried counts as slightly bad.
-const CONTINUATION_START: i16 = -71;
+/// The values the tables start from at a new game (Stockfish's
+/// `Worker::clear`): a move never tried counts as somewhat bad, the more so
+/// in the tables that learn fastest.
+const MAIN_START: i16 = -5;
+const CAPTURE_START: i16 = -742;
+const CONTINUATION_START: i16 = -586;
+const PAWN_START: i16 = -1338;
+/// The value the low-ply history starts every search from: a move near the
+/// root not yet tried this search counts as slightly good.
+pub const LOW_PLY_START: i16 = 102;
 
 /// Moves `entry` towards `bonus` (clamped to ±`max`) with gravity.
 #[inline]
@@ -80,12 +106,6 @@ pub fn from_to(m: Move) -> usize {
     m.from().to_usize() * 64 + m.to().to_usize()
 }
 
-/// A history bonus by depth (Stockfish 15.1's `stat_bonus`).
-#[inline]
-pub fn stat_bonus(depth: i32) -> i32 {
-    ((12 * depth + 282) * depth - 349).min(1594)
-}
-
 impl Histories {
     /// Empty tables (as after [`Histories::clear`]).
     pub fn new() -> Histories {
@@ -93,6 +113,8 @@ impl Histories {
             main: Box::new([[0; 4096]; 2]),
             capture: Box::new([[[0; 6]; 64]; 12]),
             continuation: vec![[[0; 64]; 12]; CONTINUATION_TABLES],
+            low_ply: Box::new([[0; 4096]; LOW_PLY]),
+            pawn: vec![[[0; 64]; 12]; PAWN_ENTRIES],
             counters: Box::new([[None; 64]; 12]),
             tt_move: 0,
         };
@@ -102,8 +124,12 @@ impl Histories {
 
     /// Forgets everything learned.
     pub fn clear(&mut self) {
-        self.main.iter_mut().for_each(|t| t.fill(0));
-        self.capture.iter_mut().for_each(|t| t.iter_mut().for_each(|r| r.fill(0)));
+        self.main.iter_mut().for_each(|t| t.fill(MAIN_START));
+        self.capture.iter_mut().for_each(|t| t.iter_mut().for_each(|r| r.fill(CAPTURE_START)));
+        for table in &mut self.pawn {
+            table.iter_mut().for_each(|r| r.fill(PAWN_START));
+        }
+        self.start_search();
         // The table of no move too: it is never written, and reads as a
         // move never tried (as Stockfish's sentinel table reads).
         for table in &mut self.continuation {
@@ -111,6 +137,16 @@ impl Histories {
         }
         self.counters.iter_mut().for_each(|r| r.fill(None));
         self.tt_move = 0;
+    }
+
+    /// What a new search keeps of the last: the low-ply history starts
+    /// again (the root has changed), and the butterfly history fades by
+    /// about a third, so the new position's moves soon outweigh it.
+    pub fn start_search(&mut self) {
+        self.low_ply.iter_mut().for_each(|t| t.fill(LOW_PLY_START));
+        for side in self.main.iter_mut() {
+            side.iter_mut().for_each(|e| *e = (i32::from(*e) * 729 / 1024) as i16);
+        }
     }
 
     /// The hash-move history.
@@ -135,6 +171,38 @@ impl Histories {
     #[inline]
     pub fn update_main(&mut self, us: Color, m: Move, bonus: i32) {
         gravity(&mut self.main[us as usize][from_to(m)], bonus, MAIN_MAX);
+    }
+
+    /// The low-ply history of a quiet move at `ply` (below [`LOW_PLY`]).
+    #[inline]
+    pub fn low_ply(&self, ply: usize, m: Move) -> i32 {
+        i32::from(self.low_ply[ply][from_to(m)])
+    }
+
+    /// Adds `bonus` to a quiet move's low-ply history at `ply` (below
+    /// [`LOW_PLY`]).
+    #[inline]
+    pub fn update_low_ply(&mut self, ply: usize, m: Move, bonus: i32) {
+        gravity(&mut self.low_ply[ply][from_to(m)], bonus, LOW_PLY_MAX);
+    }
+
+    /// The pawn-history table of the pawn structure with key `pawn_key`.
+    #[inline]
+    pub fn pawn_table(&self, pawn_key: u64) -> &PieceTo {
+        &self.pawn[pawn_key as usize & (PAWN_ENTRIES - 1)]
+    }
+
+    /// The pawn history of `piece` moving to `to` with pawn key `pawn_key`.
+    #[inline]
+    pub fn pawn(&self, pawn_key: u64, piece: Piece, to: Square) -> i32 {
+        i32::from(self.pawn_table(pawn_key)[piece.to_usize()][to.to_usize()])
+    }
+
+    /// Adds `bonus` to the pawn history of `piece` moving to `to`.
+    #[inline]
+    pub fn update_pawn(&mut self, pawn_key: u64, piece: Piece, to: Square, bonus: i32) {
+        let table = &mut self.pawn[pawn_key as usize & (PAWN_ENTRIES - 1)];
+        gravity(&mut table[piece.to_usize()][to.to_usize()], bonus, PAWN_MAX);
     }
 
     /// The capture history of `piece` taking a `captured` on `to`.
@@ -196,6 +264,31 @@ mod tests {
         }
     }
 
+    /// A new search starts the low-ply history again and fades the
+    /// butterfly history; the pawn history keeps each pawn structure's
+    /// moves apart, and a new game forgets everything.
+    #[test]
+    fn lifetimes_and_pawn_structures() {
+        let mut h = Histories::new();
+        let m = Move::normal(Square::G1, Square::F3);
+        h.update_main(Color::White, m, 1024);
+        h.update_low_ply(2, m, 2000);
+        let main = h.main(Color::White, m);
+        assert!(main > 900, "{main}");
+        assert!(h.low_ply(2, m) > i32::from(LOW_PLY_START) + 1500);
+        h.start_search();
+        assert_eq!(h.main(Color::White, m), main * 729 / 1024);
+        assert_eq!(h.low_ply(2, m), i32::from(LOW_PLY_START));
+        let (knight, f3) = (Piece::WhiteKnight, Square::F3);
+        h.update_pawn(7, knight, f3, 3000);
+        assert!(h.pawn(7, knight, f3) > 0);
+        assert_eq!(h.pawn(7 + PAWN_ENTRIES as u64, knight, f3), h.pawn(7, knight, f3));
+        assert_eq!(h.pawn(8, knight, f3), i32::from(PAWN_START));
+        h.clear();
+        assert_eq!(h.pawn(7, knight, f3), i32::from(PAWN_START));
+        assert_eq!(h.main(Color::White, m), i32::from(MAIN_START) * 729 / 1024);
+    }
+
     /// The continuation tables are all distinct, and the table of no move
     /// is never written.
     #[test]
@@ -216,9 +309,7 @@ mod tests {
         let mut h = Histories::new();
         let (p, to) = (Piece::WhiteKnight, Square::F3);
         h.update_continuation(NO_CONTINUATION, p, to, 1000);
-        assert_eq!(h.continuation(NO_CONTINUATION, p, to), -71);
-        assert_eq!(h.continuation(0, p, to), -71);
-        assert_eq!(stat_bonus(1), -55);
-        assert_eq!(stat_bonus(20), 1594);
+        assert_eq!(h.continuation(NO_CONTINUATION, p, to), i32::from(CONTINUATION_START));
+        assert_eq!(h.continuation(0, p, to), i32::from(CONTINUATION_START));
     }
 }

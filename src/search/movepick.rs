@@ -1,14 +1,14 @@
 //! Staged move ordering, after Stockfish 15.1's move picker: the hash move
 //! first; then captures by the value of what they take and their capture
 //! history, those that lose in the exchange put aside; the two killer moves
-//! and the counter move; quiet moves by their histories (butterfly and
-//! continuation), a threatened piece's escape and a check; the captures put
-//! aside last. Each stage is generated only when reached, so a cutoff on
-//! the hash move or a capture saves generating the quiet moves. Three more
-//! orders serve the other searches: evasions (captures first, then by
-//! history), ProbCut (captures that win at least a threshold in the
-//! exchange) and quiescence (captures, recaptures only when deep, and
-//! quiet checks at its first ply).
+//! and the counter move; quiet moves by their histories (butterfly, pawn,
+//! continuation and, near the root, low-ply), a threatened piece's escape
+//! and a check; the captures put aside last. Each stage is generated only
+//! when reached, so a cutoff on the hash move or a capture saves generating
+//! the quiet moves. Three more orders serve the other searches: evasions
+//! (captures first, then by history), ProbCut (captures that win at least
+//! a threshold in the exchange) and quiescence (captures, recaptures only
+//! when deep, and quiet checks at its first ply).
 //!
 //! The generators produce legal moves; the hash, killer and counter moves
 //! come from other positions and are checked with `pseudo_legal` + `legal`.
@@ -21,7 +21,7 @@ use crate::{
         position::Position,
         types::{Color, Piece, Role, Square},
     },
-    search::history::Histories,
+    search::history::{Histories, LOW_PLY},
 };
 
 /// Piece values the ordering weighs captures by (Stockfish 15.1's
@@ -114,11 +114,11 @@ fn in_generation_order(pos: &Position, list: &mut MoveList) {
     }
 }
 
-/// The continuation tables a node orders its quiet moves by: those of the
-/// moves one, two, four and six plies before (Stockfish's `contHist[0]`,
-/// `[1]`, `[3]` and `[5]`).
+/// The continuation tables of a node: those of the moves one to six plies
+/// before (Stockfish's `contHist[0]` to `[5]`). Quiet moves are ordered by
+/// all but the fifth.
 #[derive(Clone, Copy, Debug)]
-pub struct Continuations(pub [usize; 4]);
+pub struct Continuations(pub [usize; 6]);
 
 /// Squares the opponent attacks with a pawn; with a pawn or a minor piece;
 /// with a pawn, a minor piece or a rook: where a piece of ours of the next
@@ -191,6 +191,9 @@ pub struct MovePicker {
     refutations: [Option<Move>; 3],
     refutation_next: usize,
     depth: i32,
+    /// The node's distance from the root (the low-ply history orders the
+    /// first plies' quiet moves).
+    ply: usize,
     /// ProbCut: the exchange a capture must win at least.
     threshold: i32,
     /// Quiescence deep enough for recaptures only: the square of the last
@@ -238,6 +241,7 @@ impl MovePicker {
             refutations: [None; 3],
             refutation_next: 0,
             depth,
+            ply: usize::MAX,
             threshold: 0,
             recapture: None,
             list: MoveList::new(),
@@ -249,12 +253,13 @@ impl MovePicker {
         }
     }
 
-    /// A picker for a main-search node at `depth`; `tt_move`, if any, must
-    /// be legal.
+    /// A picker for a main-search node at `depth`, `ply` plies from the
+    /// root; `tt_move`, if any, must be legal.
     pub fn new(
         pos: &Position,
         tt_move: Option<Move>,
         depth: i32,
+        ply: usize,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
     ) -> MovePicker {
@@ -265,6 +270,7 @@ impl MovePicker {
             (false, false) => Stage::CaptureInit,
         };
         let mut picker = MovePicker::empty(stage, tt_move, depth);
+        picker.ply = ply;
         // The counter move once only, when it is no killer.
         let counter = counter.filter(|c| !killers.contains(&Some(*c)));
         picker.refutations = [killers[0], killers[1], counter];
@@ -316,16 +322,23 @@ impl MovePicker {
         let us = pos.side_to_move();
         let threats = Threats::of(pos);
         self.threatened = threats.threatened(pos, us);
+        let pawns = h.pawn_table(pos.pawn_key());
+        let low_ply = self.ply < LOW_PLY;
         for i in 0..self.list.len() {
             let m = self.list[i];
             let piece = pos.moved_piece(m).unwrap_or(Piece::WhitePawn);
             let to = m.to();
-            let [c1, c2, c4, c6] = cont.0;
+            let [c1, c2, c3, c4, _, c6] = cont.0;
             let mut score = 2 * h.main(us, m)
-                + 2 * h.continuation(c1, piece, to)
+                + 2 * i32::from(pawns[piece.to_usize()][to.to_usize()])
+                + h.continuation(c1, piece, to)
                 + h.continuation(c2, piece, to)
+                + h.continuation(c3, piece, to)
                 + h.continuation(c4, piece, to)
                 + h.continuation(c6, piece, to);
+            if low_ply {
+                score += 8 * h.low_ply(self.ply, m) / (1 + self.ply as i32);
+            }
             if self.threatened.contains(m.from()) {
                 score += match piece.role() {
                     Role::Queen if !threats.by_rook.contains(to) => 50_000,
@@ -468,7 +481,7 @@ impl MovePicker {
                         self.generate(pos, false);
                         self.score_quiets(pos, h, cont);
                         let len = self.list.len();
-                        let limit = -3000 * self.depth;
+                        let limit = -3560 * self.depth;
                         partial_insertion_sort(&mut self.list, &mut self.scores[..len], limit);
                     } else {
                         self.list.clear();
@@ -545,7 +558,7 @@ mod tests {
     #[test]
     fn pickers_give_each_move_once() {
         let h = Histories::new();
-        let cont = Continuations([crate::search::history::NO_CONTINUATION; 4]);
+        let cont = Continuations([crate::search::history::NO_CONTINUATION; 6]);
         for fen in [
             "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
             "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
@@ -559,7 +572,8 @@ mod tests {
             let tt = legal.iter().copied().nth(3);
             let killers = [legal.iter().copied().nth(5), Some(Move::NULL)];
             for depth in [1, 5, 12] {
-                let mut p = MovePicker::new(&pos, tt, depth, killers, legal.iter().copied().nth(7));
+                let mut p =
+                    MovePicker::new(&pos, tt, depth, 2, killers, legal.iter().copied().nth(7));
                 let mut given = Vec::new();
                 while let Some(m) = p.next(&pos, &h, &cont, false) {
                     given.push(m);

@@ -4,7 +4,7 @@
 //! Stockfish's pruning, reductions and extensions, each step numbered as in
 //! Stockfish's `search()`: razoring, futility of the node (reverse
 //! futility), null move with verification, ProbCut, internal iterative
-//! reductions, move-count, futility, continuation-history and exchange
+//! reductions, move-count, futility, history and exchange
 //! pruning of moves by their reduced depth, singular, double and negative
 //! extensions with multi-cut, late-move reductions driven by the histories
 //! (butterfly, continuation and capture: [`history`](super::history)), and
@@ -48,7 +48,7 @@ use crate::{
     nnue::Net,
     search::{
         evaluator::{Evaluator, Params},
-        history::{Histories, NO_CONTINUATION, continuation_index, stat_bonus},
+        history::{Histories, LOW_PLY, NO_CONTINUATION, continuation_index},
         movepick::{Continuations, MovePicker, captured_kind, generation_key},
         tt::{Bound, DEPTH_NONE, TableError, TranspositionTable, VALUE_NONE},
     },
@@ -295,6 +295,20 @@ const HINDSIGHT: usize = 16;
 /// in its internal units); the king's slot is "nothing captured".
 const PIECE_VALUE_EG: [i32; 6] = [208, 854, 915, 1380, 2682, 0];
 
+/// Piece values of a capture's history score (Stockfish's single table,
+/// in its internal units); the king's slot is "nothing captured".
+const PIECE_VALUE: [i32; 6] = [208, 781, 825, 1276, 2538, 0];
+
+/// Divisors of a quiet move's histories into plies of its reduced depth
+/// at step 14, by depth 1 to 16 (Stockfish's `lmrDivisor`).
+const LMR_DIVISOR: [i32; 16] = [
+    3637, 2787, 2761, 2939, 3171, 3347, 3147, 2762, 2772, 3106, 3107, 3060, 3112, 2991, 3090, 3542,
+];
+
+/// The moves of a node the statistics at its end lower: the first this
+/// many searched (Stockfish's `SEARCHEDLIST_CAPACITY`).
+const SEARCHED: usize = 32;
+
 /// A single-threaded searcher.
 pub struct Searcher {
     /// The transposition table.
@@ -370,18 +384,18 @@ fn futility_move_count(improving: bool, depth: i32) -> i32 {
 
 /// The moves searched at a node, kept for the statistics at its end.
 struct Searched {
-    quiets: [Move; 64],
+    quiets: [Move; SEARCHED],
     quiet_count: usize,
-    captures: [Move; 32],
+    captures: [Move; SEARCHED],
     capture_count: usize,
 }
 
 impl Searched {
     fn new() -> Searched {
         Searched {
-            quiets: [Move::NULL; 64],
+            quiets: [Move::NULL; SEARCHED],
             quiet_count: 0,
-            captures: [Move::NULL; 32],
+            captures: [Move::NULL; SEARCHED],
             capture_count: 0,
         }
     }
@@ -420,7 +434,7 @@ impl Searcher {
         let params = eval.params();
         let mut reductions = [0i32; MAX_MOVES];
         for (i, r) in reductions.iter_mut().enumerate().skip(1) {
-            *r = (20.26 * (i as f64).ln()) as i32;
+            *r = (2872.0 / 128.0 * (i as f64).ln()) as i32;
         }
         // A margin scale other than the evaluation's (`KIBITZ_SEARCH_SCALE`,
         // units per thousand of Stockfish's), for fitting it.
@@ -577,6 +591,9 @@ impl Searcher {
         // the next, or takes the last one's.
         let plain = self.excluded.is_empty();
         self.known = if plain { self.last_root.take() } else { None };
+        if plain {
+            self.hist.start_search();
+        }
 
         let root_moves = pos.legal_moves();
         let mut result = SearchResult::default();
@@ -787,29 +804,59 @@ impl Searcher {
         }
     }
 
-    /// The reduction of the `moves`-th move at `depth` (Stockfish's
-    /// `reduction`): larger for later moves and deeper nodes, smaller as
-    /// the node's window is wide against the root's.
+    /// The reduction of the `moves`-th move at `depth` in 1024ths of a
+    /// ply (Stockfish's `reduction`): larger for later moves and deeper
+    /// nodes, and when not improving; smaller as the node's window is wide
+    /// against the root's.
     #[inline]
     fn reduction(&self, improving: bool, depth: i32, moves: i32, delta: i32) -> i32 {
-        let r = self.reductions[depth.clamp(0, MAX_MOVES as i32 - 1) as usize]
+        let scale = self.reductions[depth.clamp(0, MAX_MOVES as i32 - 1) as usize]
             * self.reductions[moves.clamp(0, MAX_MOVES as i32 - 1) as usize];
-        (r + 1642 - delta * 1024 / self.root_delta.max(1)) / 1024 + i32::from(!improving && r > 916)
+        scale - delta * 577 / self.root_delta.max(1)
+            + i32::from(!improving) * scale * 197 / 512
+            + 982
     }
 
     /// Adds `bonus` to the continuation histories of the move (`piece` to
-    /// `to`) made at frame `at`, after the moves one, two, four and six
-    /// plies before it (only the first two when in check).
+    /// `to`) made at frame `at`, after each of the six moves before it
+    /// (only the first two when in check), as Stockfish weighs them: the
+    /// nearer move counts most, the bonus grows as more of the entries
+    /// already agree that the move is good, and the table of the move just
+    /// before gets a small constant on top.
     fn update_continuations(&mut self, at: usize, piece: Piece, to: Square, bonus: i32) {
+        const WEIGHTS: [i32; 6] = [1040, 780, 290, 502, 132, 418];
+        const AGREEMENT: [i32; 7] = [94, 103, 110, 106, 119, 126, 121];
         let in_check = self.frames[at].in_check;
-        for i in [1, 2, 4, 6] {
+        let mut positive = 0;
+        for (i, weight) in (1..=6).zip(WEIGHTS) {
             if in_check && i > 2 {
                 break;
             }
             if self.frames[at - i].real_move().is_some() {
                 let table = self.frames[at - i].cont;
-                self.hist.update_continuation(table, piece, to, bonus);
+                if self.hist.continuation(table, piece, to) > 0 {
+                    positive += 1;
+                }
+                let b = bonus * weight * AGREEMENT[positive] / 131_072 + 73 * i32::from(i == 1);
+                self.hist.update_continuation(table, piece, to, b);
             }
+        }
+    }
+
+    /// Adds `bonus` to every history of the quiet move `m` at frame `at`
+    /// (Stockfish's `update_quiet_histories`): butterfly, low-ply near the
+    /// root, continuation and pawn, each at its own scale.
+    fn update_quiet_histories(&mut self, pos: &Position, at: usize, m: Move, bonus: i32) {
+        let us = pos.side_to_move();
+        self.hist.update_main(us, m, bonus);
+        let ply = at - FRAMES_BEFORE;
+        if ply < LOW_PLY {
+            self.hist.update_low_ply(ply, m, bonus * 712 / 1024);
+        }
+        if let Some(piece) = pos.moved_piece(m) {
+            self.update_continuations(at, piece, m.to(), bonus * 750 / 1024);
+            let pawn_bonus = bonus * if bonus > -4 { 1104 } else { 459 } / 1024;
+            self.hist.update_pawn(pos.pawn_key(), piece, m.to(), pawn_bonus);
         }
     }
 
@@ -821,56 +868,57 @@ impl Searcher {
             f.killers[1] = f.killers[0];
             f.killers[0] = Some(m);
         }
-        self.hist.update_main(pos.side_to_move(), m, bonus);
-        if let Some(piece) = pos.moved_piece(m) {
-            self.update_continuations(at, piece, m.to(), bonus);
-        }
+        self.update_quiet_histories(pos, at, m, bonus);
         if let Some((p, sq)) = self.frames[at - 1].moved {
             self.hist.counters[p.to_usize()][sq.to_usize()] = Some(m);
         }
     }
 
-    /// The statistics at the end of a node that found a best move: it is
-    /// raised, the other moves searched lowered (Stockfish's
-    /// `update_all_stats`).
-    #[allow(clippy::too_many_arguments)]
+    /// The statistics at the end of a node that found a best move
+    /// (Stockfish's `update_all_stats`): it is raised, the more so at
+    /// depth, as the hash move, after a poorly rated previous move, and
+    /// off the principal variation after many moves; the other moves
+    /// searched are lowered, later quiet moves less than earlier ones.
     fn update_all_stats(
         &mut self,
         pos: &Position,
         at: usize,
         best: Move,
-        best_value: i32,
-        beta: i32,
+        tt_move: Option<Move>,
         searched: &Searched,
         depth: i32,
+        pv: bool,
     ) {
-        let us = pos.side_to_move();
-        let bonus1 = stat_bonus(depth + 1);
+        let mut bonus = (133 * depth - 81).min(1487)
+            + 364 * i32::from(Some(best) == tt_move)
+            + self.frames[at - 1].stat_score / 28;
+        let malus = (968 * depth - 235).min(2244);
+        if !pv {
+            bonus += bonus * (searched.quiet_count + searched.capture_count) as i32 / 256;
+        }
         if !pos.is_capture(best) {
-            let bonus2 =
-                if best_value > beta + self.params.v(137) { bonus1 } else { stat_bonus(depth) };
-            self.update_quiet_stats(pos, at, best, bonus2);
+            self.update_quiet_stats(pos, at, best, bonus * 899 / 1024);
+            let mut malus = malus * 1159 / 1024;
             for &q in searched.quiets() {
-                self.hist.update_main(us, q, -bonus2);
-                if let Some(piece) = pos.moved_piece(q) {
-                    self.update_continuations(at, piece, q.to(), -bonus2);
-                }
+                malus = malus * 921 / 1024;
+                self.update_quiet_histories(pos, at, q, -malus);
             }
         } else if let Some(piece) = pos.moved_piece(best) {
-            self.hist.update_capture(piece, best.to(), captured_kind(pos, best), bonus1);
+            let kind = captured_kind(pos, best);
+            self.hist.update_capture(piece, best.to(), kind, bonus * 1427 / 1024);
         }
         // An early quiet move of the previous ply that this refutes.
         let prev = self.frames[at - 1];
-        if (prev.move_count == 1 + i32::from(prev.tt_hit)
-            || (prev.current.is_some() && prev.current == prev.killers[0]))
+        if prev.move_count == 1 + i32::from(prev.tt_hit)
             && pos.captured_piece().is_none()
             && let Some((p, sq)) = prev.moved
         {
-            self.update_continuations(at - 1, p, sq, -bonus1);
+            self.update_continuations(at - 1, p, sq, -malus * 713 / 1024);
         }
         for &c in searched.captures() {
             if let Some(piece) = pos.moved_piece(c) {
-                self.hist.update_capture(piece, c.to(), captured_kind(pos, c), -bonus1);
+                let kind = captured_kind(pos, c);
+                self.hist.update_capture(piece, c.to(), kind, -malus * 1489 / 1024);
             }
         }
     }
@@ -879,7 +927,14 @@ impl Searcher {
     #[inline]
     fn continuations(&self, at: usize) -> Continuations {
         let f = &self.frames;
-        Continuations([f[at - 1].cont, f[at - 2].cont, f[at - 4].cont, f[at - 6].cont])
+        Continuations([
+            f[at - 1].cont,
+            f[at - 2].cont,
+            f[at - 3].cont,
+            f[at - 4].cont,
+            f[at - 5].cont,
+            f[at - 6].cont,
+        ])
     }
 
     /// The static evaluation of a node and its complexity, with the side
@@ -1000,23 +1055,18 @@ impl Searcher {
             && tt_value != VALUE_NONE
             && h.bound.cuts(tt_value, beta)
         {
-            if let Some(m) = tt_move {
-                if tt_value >= beta {
-                    if !tt_capture {
-                        self.update_quiet_stats(pos, at, m, stat_bonus(depth));
-                    }
-                    if self.frames[at - 1].move_count <= 2
-                        && !prior_capture
-                        && let Some((pc, sq)) = prev
-                    {
-                        self.update_continuations(at - 1, pc, sq, -stat_bonus(depth + 1));
-                    }
-                } else if !tt_capture {
-                    let penalty = -stat_bonus(depth);
-                    self.hist.update_main(us, m, penalty);
-                    if let Some(piece) = pos.moved_piece(m) {
-                        self.update_continuations(at, piece, m.to(), penalty);
-                    }
+            if let Some(m) = tt_move
+                && tt_value >= beta
+            {
+                if !tt_capture {
+                    self.update_quiet_stats(pos, at, m, (112 * depth).min(695));
+                }
+                // An early quiet move of the previous ply that this refutes.
+                if self.frames[at - 1].move_count < 5
+                    && !prior_capture
+                    && let Some((pc, sq)) = prev
+                {
+                    self.update_continuations(at - 1, pc, sq, -2210);
                 }
             }
             // Near the 50-move rule the table's result may not hold.
@@ -1133,8 +1183,18 @@ impl Searcher {
             && !self.frames[at - 1].in_check
             && self.frames[at - 1].static_eval != VALUE_NONE
         {
-            let sum = p.to_sf(self.frames[at - 1].static_eval + static_eval);
-            self.hist.update_main(!us, m, (-19 * sum).clamp(-1914, 1914));
+            let diff =
+                (-p.to_sf(self.frames[at - 1].static_eval + static_eval)).clamp(-189, 194) + 60;
+            self.hist.update_main(!us, m, diff * 11);
+            // The pawn history of a piece move that kept the pawns as they
+            // were (the entry it was ordered by).
+            if hit.is_none()
+                && let Some((pc, sq)) = prev
+                && pc.role() != Role::Pawn
+                && !m.is_promotion()
+            {
+                self.hist.update_pawn(pos.pawn_key(), pc, sq, diff * 13);
+            }
         }
 
         if !in_check {
@@ -1313,17 +1373,14 @@ impl Searcher {
         let cont = self.continuations(at);
         let counter = prev.and_then(|(pc, sq)| self.hist.counters[pc.to_usize()][sq.to_usize()]);
         let killers = self.frames[at].killers;
-        let mut picker = MovePicker::new(pos, tt_move, depth, killers, counter);
+        let mut picker = MovePicker::new(pos, tt_move, depth, ply, killers, counter);
         let mut move_count = 0i32;
         let mut move_count_pruning = false;
         let mut best_move: Option<Move> = None;
         let mut searched = Searched::new();
         let original_alpha = alpha;
-        // A principal-variation node that the table says is likely to fail
-        // low.
-        let likely_fail_low = NT::PV
-            && tt_move.is_some()
-            && hit.is_some_and(|h| h.bound.has(Bound::Upper) && h.depth >= depth);
+        // Neither a principal-variation node nor one expected to fail high.
+        let all_node = !NT::PV && !cut_node;
 
         while let Some(m) = picker.next(pos, &self.hist, &cont, move_count_pruning) {
             if Some(m) == excluded || (NT::ROOT && self.excluded.contains(&m)) {
@@ -1336,54 +1393,70 @@ impl Searcher {
             let gives_check = pos.gives_check(m);
             let mut new_depth = depth - 1;
             let delta = beta - alpha;
+            // The move's late-move reduction in 1024ths of a ply, more on a
+            // position of the principal variation before the terms below.
+            let mut r = self.reduction(improving, depth, move_count, delta) + 929 * i32::from(tt_pv);
 
             // Step 14. Pruning at shallow depth, by the depth the move's
             // late-move reduction would leave.
             if !NT::ROOT && pos.non_pawn_material(us) > 0 && best_value > -WIN_BOUND {
                 move_count_pruning =
                     on.on(MOVE_COUNT) && move_count >= futility_move_count(improving, depth);
-                let lmr_depth =
-                    (new_depth - self.reduction(improving, depth, move_count, delta)).max(0);
+                let mut lmr_depth = new_depth - r / 1024;
                 if capture || gives_check {
+                    let kind = captured_kind(pos, m);
+                    let capture_history = self.hist.capture(piece, m.to(), kind);
                     // Futility of captures.
-                    if on.on(FUTILITY) && !gives_check && !NT::PV && lmr_depth < 7 && !in_check {
-                        let kind = captured_kind(pos, m);
-                        let margin = p.v(180)
-                            + p.v(201) * lmr_depth
-                            + p.v(PIECE_VALUE_EG[kind as usize])
-                            + p.history(self.hist.capture(piece, m.to(), kind), 6);
-                        if static_eval + margin < alpha {
+                    if on.on(FUTILITY) && !gives_check && lmr_depth < 8 {
+                        let margin = p.v(234)
+                            + p.v(247) * lmr_depth
+                            + p.v(PIECE_VALUE[kind as usize])
+                            + p.history(134 * capture_history, 1024);
+                        if static_eval + margin <= alpha {
                             continue;
                         }
                     }
-                    // Exchanges that lose too much.
-                    if on.on(SEE_PRUNING) && !pos.see_ge(m, -222 * depth) {
+                    // Exchanges that lose too much, unless the move gives
+                    // up our last piece when a draw would do (stalemate).
+                    let margin = 177 * depth + 34 * capture_history / 1024;
+                    if on.on(SEE_PRUNING)
+                        && (alpha >= 0
+                            || pos.non_pawn_material(us) != PIECE_VALUE[piece.role() as usize])
+                        && !pos.see_ge(m, -margin)
+                    {
                         continue;
                     }
                 } else {
-                    let [c1, c2, c4, _] = cont.0;
+                    let [c1, c2, ..] = cont.0;
                     let mut history = self.hist.continuation(c1, piece, m.to())
                         + self.hist.continuation(c2, piece, m.to())
-                        + self.hist.continuation(c4, piece, m.to());
-                    // Continuation-history pruning.
-                    if on.on(CONTINUATION_PRUNING) && lmr_depth < 5 && history < -3875 * (depth - 1)
-                    {
+                        + self.hist.pawn(pos.pawn_key(), piece, m.to());
+                    // Continuation- and pawn-history pruning.
+                    if on.on(CONTINUATION_PRUNING) && history < -4136 * depth {
                         continue;
                     }
-                    history += 2 * self.hist.main(us, m);
-                    // Futility of the move.
-                    if on.on(FUTILITY)
-                        && !in_check
-                        && lmr_depth < 13
-                        && static_eval + p.v(106) + p.v(145) * lmr_depth + p.history(history, 52)
-                            <= alpha
-                    {
+                    // The histories move the reduced depth (Stockfish's
+                    // divisors by depth).
+                    history += 69 * self.hist.main(us, m) / 32;
+                    lmr_depth += history / LMR_DIVISOR[depth.clamp(1, 16) as usize - 1];
+                    // Futility of the move: the node's best value is at
+                    // least the futility value.
+                    let futility = static_eval
+                        + p.v(119) * lmr_depth
+                        + p.v(90) * i32::from(static_eval > alpha)
+                        + p.v(164);
+                    if on.on(FUTILITY) && !in_check && lmr_depth < 12 && futility <= alpha {
+                        if best_value <= futility
+                            && best_value.abs() < WIN_BOUND
+                            && futility < WIN_BOUND
+                        {
+                            best_value = futility;
+                        }
                         continue;
                     }
                     // Quiet moves that lose material.
-                    if on.on(SEE_PRUNING)
-                        && !pos.see_ge(m, -24 * lmr_depth * lmr_depth - 15 * lmr_depth)
-                    {
+                    let lmr_depth = lmr_depth.max(0);
+                    if on.on(SEE_PRUNING) && !pos.see_ge(m, -23 * lmr_depth * lmr_depth) {
                         continue;
                     }
                 }
@@ -1454,6 +1527,18 @@ impl Searcher {
             self.tt.prefetch(pos.key_after(m));
             self.frames[at].current = Some(m);
             self.frames[at].cont = continuation_index(in_check, capture, piece, m.to());
+            // How well the move's histories rate it (Stockfish's
+            // `statScore`): the child reads it when it ends.
+            self.frames[at].stat_score = if capture {
+                let kind = captured_kind(pos, m);
+                873 * PIECE_VALUE[kind as usize] / 128 + self.hist.capture(piece, m.to(), kind)
+            } else {
+                let [c1, c2, ..] = cont.0;
+                (2252 * self.hist.main(us, m)
+                    + 1126 * self.hist.continuation(c1, piece, m.to())
+                    + 1093 * self.hist.continuation(c2, piece, m.to()))
+                    / 1024
+            };
 
             // Step 16. Make the move.
             self.nodes += 1;
@@ -1463,82 +1548,87 @@ impl Searcher {
             let mut value = -INFINITE;
             if let Some(v) = known {
                 value = v;
-            } else if depth >= 2
-                && move_count > 1 + i32::from(NT::PV && ply <= 1)
-                && (!tt_pv || !capture || (cut_node && self.frames[at - 1].move_count > 1))
-            {
-                // Step 17. Late-move reductions.
-                let mut r = self.reduction(improving, depth, move_count, delta);
-                if tt_pv && !likely_fail_low {
-                    r -= 2;
+            } else {
+                // The reduction's terms (Stockfish's 2026 source, 1024ths):
+                // less on the principal variation's positions, the more so
+                // when the table's score beats alpha or its entry is deep
+                // enough; less for later moves (their base grew already),
+                // for the hash move and by the move's statistics; more at
+                // cut nodes, after a capture hash move, when the next ply
+                // cut often, and in proportion at nodes expected to fail
+                // low.
+                if tt_pv {
+                    r -= 3023
+                        + 1004 * i32::from(NT::PV)
+                        + 885 * i32::from(tt_value > alpha)
+                        + i32::from(hit.is_some_and(|h| h.depth >= depth))
+                            * (816 + 940 * i32::from(cut_node));
                 }
-                if self.frames[at - 1].move_count > 7 {
-                    r -= 1;
-                }
+                r += 697 - 65 * move_count;
                 if cut_node {
-                    r += 2;
+                    r += 4026 + 933 * i32::from(tt_move.is_none());
                 }
                 if tt_capture {
-                    r += 1;
+                    r += 1079;
                 }
-                if NT::PV {
-                    r -= 1 + 11 / (3 + depth);
-                }
-                if depth > 9 && picker.threatened.contains(m.from()) {
-                    r -= 1;
-                }
-                if self.frames[at + 1].cutoff_count > 3 {
-                    r += 1;
+                let next_cutoffs = self.frames[at + 1].cutoff_count;
+                if next_cutoffs > 1 {
+                    r += 264 + 1095 * i32::from(next_cutoffs > 2) + 1138 * i32::from(all_node);
+                } else if Some(m) == tt_move {
+                    r -= 2179;
                 }
                 if on.on(LMR_HISTORY) {
-                    let [c1, c2, c4, _] = cont.0;
-                    let stat = 2 * self.hist.main(us, m)
-                        + self.hist.continuation(c1, piece, m.to())
-                        + self.hist.continuation(c2, piece, m.to())
-                        + self.hist.continuation(c4, piece, m.to())
-                        - 4433;
-                    self.frames[at].stat_score = stat;
-                    r -= stat / (13_628 + 4000 * i32::from(depth > 7 && depth < 19));
+                    r -= self.frames[at].stat_score * 439 / 4096;
                 }
-                let d = (new_depth - r).clamp(1, new_depth + 1);
-                self.frames[at].reduction = new_depth - d;
-                value = -self.alpha_beta::<NonPv>(pos, d, -(alpha + 1), -alpha, ply + 1, true);
-                self.frames[at].reduction = 0;
-                if value > alpha && d < new_depth {
-                    // The full-depth search, a ply deeper or shallower as the
-                    // reduced one came out.
-                    if on.on(DEEPER_SEARCH) {
-                        let deeper = value > alpha + p.v(64) + p.v(11) * (new_depth - d);
-                        let shallower = value < best_value + p.v(new_depth * 1000) / 1000;
-                        new_depth += i32::from(deeper) - i32::from(shallower);
-                    }
-                    if new_depth > d {
-                        value = -self.alpha_beta::<NonPv>(
-                            pos,
-                            new_depth,
-                            -(alpha + 1),
-                            -alpha,
-                            ply + 1,
-                            !cut_node,
-                        );
-                    }
-                    let mut bonus =
-                        if value > alpha { stat_bonus(new_depth) } else { -stat_bonus(new_depth) };
-                    if capture {
-                        bonus /= 6;
-                    }
-                    self.update_continuations(at, piece, m.to(), bonus);
+                if all_node {
+                    r += r * 276 / (256 * depth + 268);
                 }
-            } else if !NT::PV || move_count > 1 {
-                // Step 18. A full-depth search with a null window.
-                value = -self.alpha_beta::<NonPv>(
-                    pos,
-                    new_depth,
-                    -(alpha + 1),
-                    -alpha,
-                    ply + 1,
-                    !cut_node,
-                );
+                if depth >= 2 && move_count > 1 {
+                    // Step 17. Late-move reductions: a negative reduction
+                    // may extend by up to two plies; the principal
+                    // variation's positions a ply deeper.
+                    let d = (new_depth - r / 1024).min(new_depth + 2).max(1) + i32::from(NT::PV);
+                    self.frames[at].reduction = new_depth - d;
+                    value = -self.alpha_beta::<NonPv>(pos, d, -(alpha + 1), -alpha, ply + 1, true);
+                    self.frames[at].reduction = 0;
+                    if value > alpha {
+                        // The full-depth search, a ply deeper or shallower as
+                        // the reduced one came out.
+                        if on.on(DEEPER_SEARCH) {
+                            let deeper = d < new_depth && value > best_value + p.v(53);
+                            let shallower = value < best_value + p.v(8);
+                            new_depth += i32::from(deeper) - i32::from(shallower);
+                        }
+                        if new_depth > d {
+                            value = -self.alpha_beta::<NonPv>(
+                                pos,
+                                new_depth,
+                                -(alpha + 1),
+                                -alpha,
+                                ply + 1,
+                                !cut_node,
+                            );
+                        }
+                        // A move whose reduced search beat alpha is a good
+                        // one, whatever the full search finds.
+                        self.update_continuations(at, piece, m.to(), 1334);
+                    }
+                } else if !NT::PV || move_count > 1 {
+                    // Step 18. A full-depth search with a null window, a
+                    // ply or two shallower when the reduction is large.
+                    if tt_move.is_none() {
+                        r += 1127;
+                    }
+                    let d = new_depth - i32::from(r > 5234) - i32::from(r > 5487 && new_depth > 2);
+                    value = -self.alpha_beta::<NonPv>(
+                        pos,
+                        d,
+                        -(alpha + 1),
+                        -alpha,
+                        ply + 1,
+                        !cut_node,
+                    );
+                }
             }
             // The principal variation: the first move, or one that beat
             // alpha, searched with the full window.
@@ -1592,11 +1682,11 @@ impl Searcher {
                     }
                 }
             }
-            if Some(m) != best_move {
-                if capture && searched.capture_count < 32 {
+            if Some(m) != best_move && move_count <= SEARCHED as i32 {
+                if capture {
                     searched.captures[searched.capture_count] = m;
                     searched.capture_count += 1;
-                } else if !capture && searched.quiet_count < 64 {
+                } else {
                     searched.quiets[searched.quiet_count] = m;
                     searched.quiet_count += 1;
                 }
@@ -1613,20 +1703,42 @@ impl Searcher {
                 0
             };
         } else if let Some(bm) = best_move {
-            self.update_all_stats(pos, at, bm, best_value, beta, &searched, depth);
+            self.update_all_stats(pos, at, bm, tt_move, &searched, depth, NT::PV);
             if !NT::PV {
                 self.hist.update_tt_move(if Some(bm) == tt_move { 918 } else { -747 });
             }
-        } else if (depth >= 5 || NT::PV) && !prior_capture {
-            // The previous move that caused this fail low is a good one.
-            let extra = NT::PV || cut_node || best_value < alpha - p.v(62) * depth;
-            if let Some((pc, sq)) = prev {
-                self.update_continuations(
-                    at - 1,
-                    pc,
-                    sq,
-                    stat_bonus(depth) * (1 + i32::from(extra)),
-                );
+        } else if let Some((pc, sq)) = prev {
+            if let Some(captured) = pos.captured_piece() {
+                // The previous move, a capture, caused this fail low.
+                self.hist.update_capture(pc, sq, captured.role(), 892);
+            } else {
+                // The previous move, a quiet one, caused this fail low: the
+                // more so the deeper the node, the worse that move's
+                // history, the later it came, and the further below both
+                // static evaluations the result fell.
+                let parent = self.frames[at - 1];
+                let mut scale = -241 - parent.stat_score / 98 + (59 * depth).min(420);
+                scale += 186 * i32::from(parent.move_count > 9);
+                scale += 142
+                    * i32::from(
+                        !in_check
+                            && static_eval != VALUE_NONE
+                            && best_value <= static_eval - p.v(106),
+                    );
+                scale += 159
+                    * i32::from(
+                        !parent.in_check
+                            && parent.static_eval != VALUE_NONE
+                            && best_value <= -parent.static_eval - p.v(68),
+                    );
+                let bonus = (150 * depth - 85).min(1337) * scale.max(0);
+                self.update_continuations(at - 1, pc, sq, bonus * 263 / 16_384);
+                if let Some(prev_move) = parent.real_move() {
+                    self.hist.update_main(!us, prev_move, bonus * 215 / 32_768);
+                    if pc.role() != Role::Pawn && !prev_move.is_promotion() {
+                        self.hist.update_pawn(pos.pawn_key(), pc, sq, bonus * 324 / 8192);
+                    }
+                }
             }
         }
         // A fail high's value leans towards beta, the more so the shallower
