@@ -207,6 +207,13 @@ def games_of(path):
     return games
 
 
+def source_names(args):
+    """The sources `--sources` names (`all`, or none given: every one)."""
+    if not args.sources or "all" in args.sources:
+        return list(SOURCES)
+    return args.sources
+
+
 def sample_source(name, n, seed=1):
     """n positions of a source: a random game and a random ply from 10 to
     its end (no finished position); for `suites`, positions of the EPD test
@@ -409,7 +416,17 @@ class PipeEngine:
 
 
 def cmd_speed(args):
-    fens = sample_positions(args.positions)
+    # With --sources, the positions are drawn evenly from those sources
+    # (`--sources all`: every kind the shared data holds), each source
+    # reported apart as well; without, from the Lichess 2016 games.
+    if args.sources:
+        names = source_names(args)
+        counts = [args.positions // len(names) + (i < args.positions % len(names))
+                  for i in range(len(names))]
+        tagged = [(name, fen) for name, n in zip(names, counts) for fen in sample_source(name, n)]
+    else:
+        tagged = [("lichess2016", fen) for fen in sample_positions(args.positions)]
+    fens = [fen for _, fen in tagged]
     pipe = args.driver == "pipe"
     engines = {k: PipeEngine(k) if pipe else open_engine(k) for k in ("kibitz", "stockfish")}
     print(f"{len(fens)} positions, one thread, Hash 16, ucinewgame before each position, "
@@ -418,10 +435,13 @@ def cmd_speed(args):
     for depth in args.depths:
         totals = {k: [] for k in engines}
         nodes = {k: 0 for k in engines}
+        # Per source: seconds of each round and nodes, by engine.
+        by_source = {}
         for _ in range(args.rounds):
             secs = {k: 0.0 for k in engines}
             nodes = {k: 0 for k in engines}
-            for i, fen in enumerate(fens):
+            round_source = {}
+            for i, (source, fen) in enumerate(tagged):
                 # Alternate who goes first, so neither always runs on a
                 # cache the other has just cooled.
                 order = list(engines) if i % 2 == 0 else list(reversed(list(engines)))
@@ -433,10 +453,17 @@ def cmd_speed(args):
                     else:
                         info = e.analyse(chess.Board(fen), chess.engine.Limit(depth=depth), game=object())
                         n = info.get("nodes", 0)
-                    secs[kind] += time.perf_counter() - start
+                    took = time.perf_counter() - start
+                    secs[kind] += took
                     nodes[kind] += n
+                    row = round_source.setdefault((source, kind), [0.0, 0, 0])
+                    row[0] += took
+                    row[1] += n
+                    row[2] += 1
             for kind in engines:
                 totals[kind].append(secs[kind])
+            for key, row in round_source.items():
+                by_source.setdefault(key, []).append(row)
         med = {k: sorted(v)[len(v) // 2] for k, v in totals.items()}
         rate = {k: len(fens) / med[k] for k in engines}
         nps = {k: nodes[k] / med[k] for k in engines}
@@ -445,6 +472,18 @@ def cmd_speed(args):
               f"({nps['stockfish'] / 1e6:.2f} M nodes/s, {nodes['stockfish'] / len(fens):.0f} nodes/pos), "
               f"ratio {rate['kibitz'] / rate['stockfish']:.2f}x pos/s, {nps['kibitz'] / nps['stockfish']:.2f}x nps",
               flush=True)
+        sources = list(dict.fromkeys(source for source, _ in tagged))
+        if len(sources) > 1:
+            for source in sources:
+                cell = {}
+                for kind in engines:
+                    rows = sorted(by_source[(source, kind)], key=lambda r: r[0])
+                    t, n, count = rows[len(rows) // 2]
+                    cell[kind] = (count / t, n / t, n / count)
+                k, f = cell["kibitz"], cell["stockfish"]
+                print(f"  {source:<12} kibitz {k[1] / 1e6:.2f} M nodes/s {k[2]:>8.0f} nodes/pos, "
+                      f"stockfish {f[1] / 1e6:.2f} M nodes/s {f[2]:>8.0f} nodes/pos, "
+                      f"{k[0] / f[0]:.2f}x pos/s, {k[1] / f[1]:.2f}x nps", flush=True)
     for e in engines.values():
         e.quit()
 
@@ -502,7 +541,7 @@ def cmd_sources(args):
     nodes per position and the mean Win% gap of kibitz at `--depths` and of
     Stockfish at `--sf-depths`, both over raw UCI pipes, one thread, Hash 16,
     ucinewgame before every position; then the goals' rows."""
-    names = args.sources or list(SOURCES)
+    names = source_names(args)
     engines = {"kibitz": PipeEngine("kibitz"), "stockfish": PipeEngine("stockfish")}
     print(f"{args.positions} positions per source; reference: Stockfish 15.1 depth 16; "
           f"kibitz with {eval_name()}; "
@@ -672,7 +711,7 @@ def cmd_curve(args):
     at Stockfish's node counts; with --baseline, the same for another kibitz
     binary and paired tests of the change; with --rounds, speeds as medians
     of interleaved rounds and labels per CPU."""
-    names = args.sources or list(SOURCES)
+    names = source_names(args)
     binaries = {"new": os.path.abspath(KIBITZ)}
     offs = {"new": args.off, "base": args.baseline_off}
     if args.baseline or args.baseline_off is not None:
@@ -811,7 +850,7 @@ def cmd_nets(args):
     positions per second: agreement with Stockfish depth 16 at each depth,
     speeds from interleaved rounds, and the first's agreement at the
     second's speeds at depths 8 and 10, paired."""
-    names = args.sources or list(SOURCES)
+    names = source_names(args)
     binary = os.path.abspath(KIBITZ)
     evals = {"net": use_net(args.net), "versus": use_net(args.versus)}
     scales = {"net": args.net_scale, "versus": None}
@@ -1115,7 +1154,7 @@ def cmd_reference(args):
         QUALITY, f"ref-{re.sub(r'[^A-Za-z0-9._-]', '-', engine.label)}-"
                  f"{file_sha(engine.binary)[:8]}-d{args.depth}.json")
     known = json.load(open(out)) if os.path.exists(out) else {}
-    names = args.sources or list(SOURCES)
+    names = source_names(args)
     source_of = {}
     for name in names:
         for fen in sample_source(name, args.positions):
@@ -1258,7 +1297,7 @@ def cmd_labels(args):
     if yardstick is not None and yardstick not in by_label:
         sys.exit(f"--yardstick {yardstick}: not among the engines ({', '.join(by_label)})")
     refs = load_references(args)
-    names = args.sources or list(SOURCES)
+    names = source_names(args)
     counted = {}
     for name in names:
         fens = sample_source(name, args.positions)
@@ -1503,8 +1542,10 @@ def main():
     p.add_argument("--rounds", type=int,
                    help="speed, curve, nets, labels: timed rounds over the positions, medians "
                         "(default 3; curve 0, no timing; labels 1)")
-    p.add_argument("--sources", nargs="+", choices=list(SOURCES),
-                   help="sources, curve, nets, reference, labels: the sources to sample (default: all)")
+    p.add_argument("--sources", nargs="+", choices=list(SOURCES) + ["all"],
+                   help="sources, curve, nets, reference, labels: the sources to sample (default: all); "
+                        "speed: draw the positions evenly from these (`all`: every source) "
+                        "instead of the Lichess 2016 games, and report each apart")
     p.add_argument("--sf-depths", type=int, nargs="*",
                    help="sources, curve: Stockfish's depths (default 7-10; curve 8 10 12)")
     p.add_argument("--net", default=os.environ.get("KIBITZ_NET") or SF_NET,
