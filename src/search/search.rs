@@ -879,6 +879,7 @@ impl Searcher {
     /// depth, as the hash move, after a poorly rated previous move, and
     /// off the principal variation after many moves; the other moves
     /// searched are lowered, later quiet moves less than earlier ones.
+    #[allow(clippy::too_many_arguments)]
     fn update_all_stats(
         &mut self,
         pos: &Position,
@@ -1395,7 +1396,8 @@ impl Searcher {
             let delta = beta - alpha;
             // The move's late-move reduction in 1024ths of a ply, more on a
             // position of the principal variation before the terms below.
-            let mut r = self.reduction(improving, depth, move_count, delta) + 929 * i32::from(tt_pv);
+            let mut r =
+                self.reduction(improving, depth, move_count, delta) + 929 * i32::from(tt_pv);
 
             // Step 14. Pruning at shallow depth, by the depth the move's
             // late-move reduction would leave.
@@ -1620,14 +1622,8 @@ impl Searcher {
                         r += 1127;
                     }
                     let d = new_depth - i32::from(r > 5234) - i32::from(r > 5487 && new_depth > 2);
-                    value = -self.alpha_beta::<NonPv>(
-                        pos,
-                        d,
-                        -(alpha + 1),
-                        -alpha,
-                        ply + 1,
-                        !cut_node,
-                    );
+                    value =
+                        -self.alpha_beta::<NonPv>(pos, d, -(alpha + 1), -alpha, ply + 1, !cut_node);
                 }
             }
             // The principal variation: the first move, or one that beat
