@@ -35,6 +35,12 @@ pub const LOW_PLY: usize = 5;
 /// of the pawn structures whose key falls in it.
 pub const PAWN_ENTRIES: usize = 8192;
 
+/// The pawn-history entry of the pawn structure with key `pawn_key`.
+#[inline]
+fn pawn_entry(pawn_key: u64) -> usize {
+    pawn_key as usize & (PAWN_ENTRIES - 1)
+}
+
 /// A history of a move by its piece and destination.
 pub type PieceTo = [[i16; 64]; 12];
 
@@ -189,7 +195,7 @@ impl Histories {
     /// The pawn-history table of the pawn structure with key `pawn_key`.
     #[inline]
     pub fn pawn_table(&self, pawn_key: u64) -> &PieceTo {
-        &self.pawn[pawn_key as usize & (PAWN_ENTRIES - 1)]
+        &self.pawn[pawn_entry(pawn_key)]
     }
 
     /// The pawn history of `piece` moving to `to` with pawn key `pawn_key`.
@@ -201,7 +207,7 @@ impl Histories {
     /// Adds `bonus` to the pawn history of `piece` moving to `to`.
     #[inline]
     pub fn update_pawn(&mut self, pawn_key: u64, piece: Piece, to: Square, bonus: i32) {
-        let table = &mut self.pawn[pawn_key as usize & (PAWN_ENTRIES - 1)];
+        let table = &mut self.pawn[pawn_entry(pawn_key)];
         gravity(&mut table[piece.to_usize()][to.to_usize()], bonus, PAWN_MAX);
     }
 

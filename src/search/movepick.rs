@@ -204,9 +204,6 @@ pub struct MovePicker {
     next: usize,
     bad: MoveList,
     bad_next: usize,
-    /// Our pieces threatened by lesser ones (set when quiet moves are
-    /// generated): the search reduces their moves less.
-    pub threatened: Bitboard,
 }
 
 /// Sorts the moves whose score is at least `limit` to the front, best
@@ -249,7 +246,6 @@ impl MovePicker {
             next: 0,
             bad: MoveList::new(),
             bad_next: 0,
-            threatened: Bitboard::EMPTY,
         }
     }
 
@@ -321,7 +317,7 @@ impl MovePicker {
     fn score_quiets(&mut self, pos: &Position, h: &Histories, cont: &Continuations) {
         let us = pos.side_to_move();
         let threats = Threats::of(pos);
-        self.threatened = threats.threatened(pos, us);
+        let threatened = threats.threatened(pos, us);
         let pawns = h.pawn_table(pos.pawn_key());
         let low_ply = self.ply < LOW_PLY;
         for i in 0..self.list.len() {
@@ -339,7 +335,7 @@ impl MovePicker {
             if low_ply {
                 score += 8 * h.low_ply(self.ply, m) / (1 + self.ply as i32);
             }
-            if self.threatened.contains(m.from()) {
+            if threatened.contains(m.from()) {
                 score += match piece.role() {
                     Role::Queen if !threats.by_rook.contains(to) => 50_000,
                     Role::Rook if !threats.by_minor.contains(to) => 25_000,
