@@ -68,6 +68,12 @@ pub struct Histories {
     pub pawn: Vec<PieceTo>,
     /// The move that answered a piece's move to a square.
     pub counters: Box<[[Option<Move>; 64]; 12]>,
+    /// Which pawn-history tables an update wrote since the last clear, a
+    /// bit each: a clear refills only those (the pawn and continuation
+    /// tables are 17 MB, and a game searched briefly writes few of them).
+    written_pawn: Box<[u64; PAWN_ENTRIES / 64]>,
+    /// Which continuation tables an update wrote since the last clear.
+    written_continuation: Box<[u64; CONTINUATION_TABLES.div_ceil(64)]>,
     /// How often the hash move turns out best (Stockfish's
     /// `ttMoveHistory`): one entry, raised when a node off the principal
     /// variation ends with its hash move best, lowered when another move is
@@ -122,6 +128,8 @@ impl Histories {
             low_ply: Box::new([[0; 4096]; LOW_PLY]),
             pawn: vec![[[0; 64]; 12]; PAWN_ENTRIES],
             counters: Box::new([[None; 64]; 12]),
+            written_pawn: Box::new([!0; PAWN_ENTRIES / 64]),
+            written_continuation: Box::new([!0; CONTINUATION_TABLES.div_ceil(64)]),
             tt_move: 0,
         };
         h.clear();
@@ -132,15 +140,16 @@ impl Histories {
     pub fn clear(&mut self) {
         self.main.iter_mut().for_each(|t| t.fill(MAIN_START));
         self.capture.iter_mut().for_each(|t| t.iter_mut().for_each(|r| r.fill(CAPTURE_START)));
-        for table in &mut self.pawn {
-            table.iter_mut().for_each(|r| r.fill(PAWN_START));
-        }
+        refill_written(&mut self.pawn, &mut self.written_pawn[..], PAWN_START);
         self.start_search();
-        // The table of no move too: it is never written, and reads as a
-        // move never tried (as Stockfish's sentinel table reads).
-        for table in &mut self.continuation {
-            table.iter_mut().for_each(|r| r.fill(CONTINUATION_START));
-        }
+        // The table of no move too (at the first clear, when every bit is
+        // set): it is never written, and reads as a move never tried (as
+        // Stockfish's sentinel table reads).
+        refill_written(
+            &mut self.continuation,
+            &mut self.written_continuation[..],
+            CONTINUATION_START,
+        );
         self.counters.iter_mut().for_each(|r| r.fill(None));
         self.tt_move = 0;
     }
@@ -207,7 +216,9 @@ impl Histories {
     /// Adds `bonus` to the pawn history of `piece` moving to `to`.
     #[inline]
     pub fn update_pawn(&mut self, pawn_key: u64, piece: Piece, to: Square, bonus: i32) {
-        let table = &mut self.pawn[pawn_entry(pawn_key)];
+        let entry = pawn_entry(pawn_key);
+        self.written_pawn[entry / 64] |= 1 << (entry % 64);
+        let table = &mut self.pawn[entry];
         gravity(&mut table[piece.to_usize()][to.to_usize()], bonus, PAWN_MAX);
     }
 
@@ -235,8 +246,24 @@ impl Histories {
     #[inline]
     pub fn update_continuation(&mut self, table: usize, piece: Piece, to: Square, bonus: i32) {
         if table != NO_CONTINUATION {
+            self.written_continuation[table / 64] |= 1 << (table % 64);
             let entry = &mut self.continuation[table][piece.to_usize()][to.to_usize()];
             gravity(entry, bonus, CONTINUATION_MAX);
+        }
+    }
+}
+
+/// Refills with `start` the tables whose bits are set in `written`, and
+/// clears the bits.
+fn refill_written(tables: &mut [PieceTo], written: &mut [u64], start: i16) {
+    for (word, bits) in written.iter_mut().enumerate() {
+        let mut rest = std::mem::take(bits);
+        while rest != 0 {
+            let index = word * 64 + rest.trailing_zeros() as usize;
+            rest &= rest - 1;
+            if let Some(table) = tables.get_mut(index) {
+                table.iter_mut().for_each(|r| r.fill(start));
+            }
         }
     }
 }
@@ -317,5 +344,39 @@ mod tests {
         h.update_continuation(NO_CONTINUATION, p, to, 1000);
         assert_eq!(h.continuation(NO_CONTINUATION, p, to), i32::from(CONTINUATION_START));
         assert_eq!(h.continuation(0, p, to), i32::from(CONTINUATION_START));
+    }
+
+    /// A clear, which refills only the tables written since the last
+    /// one, leaves every table as a new one, after updates that reach the
+    /// first and last tables and the edges of the bit words.
+    #[test]
+    fn a_clear_refills_every_table_written() {
+        let fresh = Histories::new();
+        let mut h = Histories::new();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..3 {
+            let tables = [0, 63, 64, 65, 127, 128, NO_CONTINUATION - 1, 1000 + round];
+            for (i, &table) in tables.iter().enumerate() {
+                let piece = Piece::ALL[i % 12];
+                let to = Square::new((i * 9 % 64) as u32);
+                h.update_continuation(table, piece, to, 1500);
+                h.update_pawn(table as u64, piece, to, 1500);
+                h.update_pawn((PAWN_ENTRIES - 1 - table % PAWN_ENTRIES) as u64, piece, to, -900);
+            }
+            for _ in 0..2000 {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                let piece = Piece::ALL[(state % 12) as usize];
+                let to = Square::new((state >> 8) as u32 % 64);
+                let table = (state >> 16) as usize % CONTINUATION_TABLES;
+                h.update_continuation(table, piece, to, (state >> 40) as i32 % 4000 - 2000);
+                h.update_pawn(state >> 24, piece, to, (state >> 48) as i32 % 4000 - 2000);
+            }
+            assert!(h.pawn != fresh.pawn && h.continuation != fresh.continuation);
+            h.clear();
+            assert!(h.pawn == fresh.pawn, "round {round}: a pawn-history table not refilled");
+            assert!(h.continuation == fresh.continuation, "round {round}: a continuation table");
+        }
     }
 }

@@ -317,6 +317,10 @@ pub struct Searcher {
     params: Params,
     switches: Switches,
     hist: Box<Histories>,
+    /// No search has written the histories since they were last cleared:
+    /// a new game need not clear them again (17 MB, about a millisecond,
+    /// which a run that searches few of its games would spend on each).
+    hist_clear: bool,
     frames: Box<[Frame; FRAMES]>,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
     pv_len: [usize; MAX_PLY + 1],
@@ -449,6 +453,7 @@ impl Searcher {
             eval,
             switches: Switches::from_env(),
             hist: Box::new(Histories::new()),
+            hist_clear: true,
             frames: Box::new([Frame::default(); FRAMES]),
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
             pv_len: [0; MAX_PLY + 1],
@@ -505,7 +510,10 @@ impl Searcher {
     pub fn new_game(&mut self) {
         self.tt.clear();
         self.eval.clear();
-        self.hist.clear();
+        if !self.hist_clear {
+            self.hist.clear();
+            self.hist_clear = true;
+        }
         self.last_root = None;
         self.known = None;
     }
@@ -586,6 +594,7 @@ impl Searcher {
         // got this far must still stop it. The caller clears it before
         // starting a search.
         self.tt.new_search();
+        self.hist_clear = false;
         *self.frames = [Frame::default(); FRAMES];
         // Only a plain search (no root move left out) leaves its root for
         // the next, or takes the last one's.
