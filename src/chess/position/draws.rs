@@ -75,14 +75,12 @@ impl Position {
         let mut i = 3;
         while i <= end {
             theirs ^= key_back(i - 1) ^ key_back(i) ^ zobrist::WHITE_TO_MOVE;
-            if theirs == 0 {
-                if let Some((a, b)) = table.find(key ^ key_back(i)) {
-                    if (between(a, b) & self.occupied()).is_empty()
-                        && (ply > i || self.repeats_earlier(n - 1 - i))
-                    {
-                        return true;
-                    }
-                }
+            if theirs == 0
+                && let Some((a, b)) = table.find(key ^ key_back(i))
+                && (between(a, b) & self.occupied()).is_empty()
+                && (ply > i || self.repeats_earlier(n - 1 - i))
+            {
+                return true;
             }
             i += 2;
         }
