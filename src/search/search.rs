@@ -47,6 +47,7 @@ use crate::{
     },
     nnue::Net,
     search::{
+        correction::{CORRECTION_MAX, CorrectionKeys, CorrectionMoves, Corrections, move_table},
         evaluator::{Evaluator, Params},
         history::{Histories, LOW_PLY, NO_CONTINUATION, continuation_index},
         movepick::{Continuations, MovePicker, captured_kind, generation_key},
@@ -226,7 +227,7 @@ impl Frame {
 
 /// Techniques the search can leave out, for measuring what each is worth:
 /// the names `KIBITZ_SEARCH_OFF` takes (comma-separated).
-pub const SWITCHES: [&str; 17] = [
+pub const SWITCHES: [&str; 18] = [
     "razoring",
     "reverse-futility",
     "null-move",
@@ -244,6 +245,7 @@ pub const SWITCHES: [&str; 17] = [
     "deeper-search",
     "optimism",
     "hindsight",
+    "correction",
 ];
 
 /// The techniques switched off (bits in [`SWITCHES`]' order).
@@ -290,6 +292,7 @@ const EVAL_BONUS: usize = 13;
 const DEEPER_SEARCH: usize = 14;
 const OPTIMISM: usize = 15;
 const HINDSIGHT: usize = 16;
+const CORRECTION: usize = 17;
 
 /// Piece values of the futility margins (Stockfish 15.1's endgame values,
 /// in its internal units); the king's slot is "nothing captured".
@@ -317,6 +320,8 @@ pub struct Searcher {
     params: Params,
     switches: Switches,
     hist: Box<Histories>,
+    /// The correction histories of the static evaluation.
+    corr: Box<Corrections>,
     /// No search has written the histories since they were last cleared:
     /// a new game need not clear them again (17 MB, about a millisecond,
     /// which a run that searches few of its games would spend on each).
@@ -453,6 +458,7 @@ impl Searcher {
             eval,
             switches: Switches::from_env(),
             hist: Box::new(Histories::new()),
+            corr: Box::new(Corrections::new()),
             hist_clear: true,
             frames: Box::new([Frame::default(); FRAMES]),
             pv: Box::new([[None; MAX_PLY + 1]; MAX_PLY + 1]),
@@ -512,6 +518,7 @@ impl Searcher {
         self.eval.clear();
         if !self.hist_clear {
             self.hist.clear();
+            self.corr.clear();
             self.hist_clear = true;
         }
         self.last_root = None;
@@ -947,6 +954,31 @@ impl Searcher {
         ])
     }
 
+    /// What the correction histories of the node at frame `at` are found
+    /// by, and their correction of its static evaluation (0 when switched
+    /// off), in Stockfish's units times 131,072.
+    #[inline]
+    fn correction(&self, pos: &Position, at: usize) -> (CorrectionKeys, CorrectionMoves, i32) {
+        let keys = CorrectionKeys::of(pos);
+        let moves = CorrectionMoves {
+            previous: self.frames[at - 1].moved,
+            tables: [move_table(self.frames[at - 2].moved), move_table(self.frames[at - 4].moved)],
+        };
+        let cv = if self.switches.on(CORRECTION) {
+            self.corr.value(&keys, pos.side_to_move(), &moves)
+        } else {
+            0
+        };
+        (keys, moves, cv)
+    }
+
+    /// `raw`, a static evaluation, corrected by `cv` (Stockfish's
+    /// `to_corrected_static_eval`), short of the decisive scores.
+    #[inline]
+    fn corrected(&self, raw: i32, cv: i32) -> i32 {
+        (raw + self.params.v(cv / 131_072)).clamp(-WIN_BOUND + 1, WIN_BOUND - 1)
+    }
+
     /// The static evaluation of a node and its complexity, with the side
     /// to move's optimism.
     #[inline]
@@ -1033,6 +1065,8 @@ impl Searcher {
         }
         let prior_reduction = self.frames[at - 1].reduction;
         self.frames[at - 1].reduction = 0;
+        // In check too: its size is the evaluation's uncertainty.
+        let (corr_keys, corr_moves, cv) = self.correction(pos, at);
 
         // Step 4. The transposition table. A search that leaves a move out
         // stores under its own key.
@@ -1127,11 +1161,14 @@ impl Searcher {
             }
         }
 
-        // Step 6. The static evaluation; a table score bounds it.
+        // Step 6. The static evaluation, corrected by the correction
+        // histories (the table keeps it uncorrected); a table score bounds
+        // it.
+        let mut raw_eval = VALUE_NONE;
         let (static_eval, eval, mut improving, improvement, complexity) = if in_check {
             (VALUE_NONE, VALUE_NONE, false, 0, 0)
         } else {
-            let (static_eval, complexity) = match hit {
+            let (raw, complexity) = match hit {
                 Some(h) if h.eval != VALUE_NONE => (h.eval, self.complexity(pos, h.eval)),
                 Some(_) => self.evaluate_node(pos),
                 None => {
@@ -1142,6 +1179,8 @@ impl Searcher {
                     (s, c)
                 }
             };
+            raw_eval = raw;
+            let static_eval = self.corrected(raw, cv);
             let mut eval = static_eval;
             if let Some(h) = hit
                 && tt_value != VALUE_NONE
@@ -1234,7 +1273,8 @@ impl Searcher {
                 let mult = (45 + 4 * depth).min(85) - 20 * i32::from(hit.is_none());
                 let margin = mult * depth
                     - (2789 * i32::from(improving) + 335 * i32::from(opponent_worsening)) * mult
-                        / 1024;
+                        / 1024
+                    + cv.abs() / 198_435;
                 if eval - p.v(margin) >= beta {
                     return (661 * beta + 363 * eval) / 1024;
                 }
@@ -1343,7 +1383,7 @@ impl Searcher {
                             tt_pv,
                             Bound::Lower,
                             depth - 3,
-                            static_eval,
+                            raw_eval,
                         );
                         return v;
                     }
@@ -1513,19 +1553,28 @@ impl Searcher {
                     let pv = i32::from(NT::PV);
                     let quiet = i32::from(!tt_capture);
                     let deep = i32::from(ply as i32 > self.root_depth);
+                    let uncertain = cv.abs() / 198_368;
                     let double_margin = -2 + 204 * pv
                         - 152 * quiet
+                        - uncertain
                         - 1175 * self.hist.tt_move() / 114_178
                         - 38 * deep;
                     let triple_margin =
-                        70 + 279 * pv - 188 * quiet + 81 * i32::from(tt_pv) - 43 * deep;
+                        70 + 279 * pv - 188 * quiet + 81 * i32::from(tt_pv) - uncertain - 43 * deep;
                     extension = 1
                         + i32::from(v < singular_beta - p.v(double_margin))
                         + i32::from(v < singular_beta - p.v(triple_margin));
                     depth += 1;
                 } else if v >= beta && v.abs() < WIN_BOUND {
-                    // Multi-cut: another move beats beta too.
+                    // Multi-cut: another move beats beta too. The
+                    // evaluation, below that value, learns it.
                     self.hist.update_tt_move(-421 - 110 * depth);
+                    if !in_check && on.on(CORRECTION) && v > static_eval {
+                        let limit = CORRECTION_MAX / 4;
+                        let bonus = (p.to_sf(v - static_eval) * singular_depth * 177 / 1024)
+                            .clamp(-limit, limit);
+                        self.corr.update(&corr_keys, us, &corr_moves, bonus);
+                    }
                     return v;
                 } else if tt_value >= beta || cut_node {
                     // Another move holds the margin: the hash move is likely
@@ -1591,6 +1640,8 @@ impl Searcher {
                 if on.on(LMR_HISTORY) {
                     r -= self.frames[at].stat_score * 439 / 4096;
                 }
+                // Less where the evaluation is uncertain.
+                r -= cv.abs() / 26_310;
                 if all_node {
                     r += r * 276 / (256 * depth + 268);
                 }
@@ -1775,7 +1826,21 @@ impl Searcher {
             };
             let stored = score_to_tt(best_value, ply);
             let pv = self.frames[at].tt_pv;
-            self.tt.store(key, best_move, stored, pv, bound, depth, static_eval);
+            self.tt.store(key, best_move, stored, pv, bound, depth, raw_eval);
+        }
+        // The correction histories learn the evaluation's error when the
+        // result says which way it errs: a best move (not a capture) that
+        // beats it, or no best move and a result below it.
+        if !in_check
+            && on.on(CORRECTION)
+            && !best_move.is_some_and(|m| pos.is_capture(m))
+            && (best_value > static_eval) == best_move.is_some()
+        {
+            let weight = if best_move.is_some() { 12 } else { 18 };
+            let limit = CORRECTION_MAX / 4;
+            let bonus =
+                (p.to_sf(best_value - static_eval) * depth * weight / 128).clamp(-limit, limit);
+            self.corr.update(&corr_keys, us, &corr_moves, 1061 * bonus / 1024);
         }
         best_value
     }
@@ -1829,27 +1894,28 @@ impl Searcher {
         {
             return tt_value;
         }
+        // The static evaluation, corrected by the correction histories
+        // (the table keeps it uncorrected).
+        let mut raw_eval = VALUE_NONE;
         let (static_eval, mut best_value, futility_base) = if in_check {
             (VALUE_NONE, -INFINITE, -INFINITE)
         } else {
-            let (static_eval, mut best) = match hit {
-                Some(h) => {
-                    let s = if h.eval == VALUE_NONE { self.evaluate_node(pos).0 } else { h.eval };
-                    (s, s)
-                }
-                // After a null move the evaluation is the parent's, turned
-                // round.
-                None if self.frames[at - 1].current == Some(Move::NULL)
+            let raw = match hit {
+                Some(h) if h.eval != VALUE_NONE => h.eval,
+                // After a null move, without corrections, the evaluation
+                // is the parent's turned round; with them the node's own
+                // keys correct its own evaluation.
+                None if !self.switches.on(CORRECTION)
+                    && self.frames[at - 1].current == Some(Move::NULL)
                     && self.frames[at - 1].static_eval != VALUE_NONE =>
                 {
-                    let s = -self.frames[at - 1].static_eval;
-                    (s, s)
+                    -self.frames[at - 1].static_eval
                 }
-                None => {
-                    let s = self.evaluate_node(pos).0;
-                    (s, s)
-                }
+                _ => self.evaluate_node(pos).0,
             };
+            raw_eval = raw;
+            let static_eval = self.corrected(raw, self.correction(pos, at).2);
+            let mut best = static_eval;
             if let Some(h) = hit
                 && tt_value != VALUE_NONE
                 && h.bound.has(if tt_value > best { Bound::Lower } else { Bound::Upper })
@@ -1863,7 +1929,7 @@ impl Searcher {
                 }
                 if hit.is_none() {
                     let stored = score_to_tt(best, ply);
-                    self.tt.store(key, None, stored, false, Bound::Lower, DEPTH_NONE, static_eval);
+                    self.tt.store(key, None, stored, false, Bound::Lower, DEPTH_NONE, raw_eval);
                 }
                 return best;
             }
@@ -1957,7 +2023,7 @@ impl Searcher {
         }
         let bound = if best_value >= beta { Bound::Lower } else { Bound::Upper };
         let stored = score_to_tt(best_value, ply);
-        self.tt.store(key, best_move, stored, pv_hit, bound, tt_depth, static_eval);
+        self.tt.store(key, best_move, stored, pv_hit, bound, tt_depth, raw_eval);
         best_value
     }
 }
