@@ -322,9 +322,10 @@ pub struct Searcher {
     hist: Box<Histories>,
     /// The correction histories of the static evaluation.
     corr: Box<Corrections>,
-    /// No search has written the histories since they were last cleared:
-    /// a new game need not clear them again (17 MB, about a millisecond,
-    /// which a run that searches few of its games would spend on each).
+    /// No search has written the histories (the correction histories
+    /// included) since they were last cleared: a new game need not clear
+    /// them again (19 MB, about a millisecond, which a run that searches
+    /// few of its games would spend on each).
     hist_clear: bool,
     frames: Box<[Frame; FRAMES]>,
     pv: Box<[[Option<Move>; MAX_PLY + 1]; MAX_PLY + 1]>,
