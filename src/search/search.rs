@@ -1066,8 +1066,6 @@ impl Searcher {
         }
         let prior_reduction = self.frames[at - 1].reduction;
         self.frames[at - 1].reduction = 0;
-        // In check too: its size is the evaluation's uncertainty.
-        let (corr_keys, corr_moves, cv) = self.correction(pos, at);
 
         // Step 4. The transposition table. A search that leaves a move out
         // stores under its own key.
@@ -1161,6 +1159,11 @@ impl Searcher {
                 }
             }
         }
+
+        // The correction, once the table and the endgame tables have not
+        // settled the node; in check too: its size is the evaluation's
+        // uncertainty.
+        let (corr_keys, corr_moves, cv) = self.correction(pos, at);
 
         // Step 6. The static evaluation, corrected by the correction
         // histories (the table keeps it uncorrected); a table score bounds

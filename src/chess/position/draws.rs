@@ -2,6 +2,7 @@
 //! material, mate and stalemate.
 
 use super::*;
+use crate::chess::attacks::attacks;
 
 impl Position {
     // ---------------------------------------------------------------------
@@ -171,16 +172,7 @@ impl Cuckoo {
                 continue;
             }
             for a in Square::ALL {
-                let reach = match piece.role() {
-                    Role::Knight => knight_attacks(a),
-                    Role::Bishop => bishop_attacks(a, Bitboard::EMPTY),
-                    Role::Rook => rook_attacks(a, Bitboard::EMPTY),
-                    Role::Queen => {
-                        bishop_attacks(a, Bitboard::EMPTY) | rook_attacks(a, Bitboard::EMPTY)
-                    }
-                    _ => king_attacks(a),
-                };
-                for b in reach {
+                for b in attacks(piece.role(), a, Bitboard::EMPTY) {
                     if b.to_usize() > a.to_usize() {
                         let key = zobrist::piece_square(piece, a)
                             ^ zobrist::piece_square(piece, b)
@@ -301,16 +293,8 @@ mod tests {
                     let us = pos.side_to_move();
                     let mut by_hand = false;
                     for a in pos.pieces_of(us) & !pos.pieces_by_role(Role::Pawn) {
-                        let reach = match pos.piece_on(a).unwrap().role() {
-                            Role::Knight => knight_attacks(a),
-                            Role::Bishop => bishop_attacks(a, pos.occupied()),
-                            Role::Rook => rook_attacks(a, pos.occupied()),
-                            Role::Queen => {
-                                bishop_attacks(a, pos.occupied()) | rook_attacks(a, pos.occupied())
-                            }
-                            _ => king_attacks(a),
-                        };
-                        for b in reach & !pos.occupied() {
+                        let role = pos.piece_on(a).unwrap().role();
+                        for b in attacks(role, a, pos.occupied()) & !pos.occupied() {
                             by_hand |= stretch_has(&pos, key_after(&pos, a, b), ply);
                         }
                     }
