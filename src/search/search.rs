@@ -227,7 +227,7 @@ impl Frame {
 
 /// Techniques the search can leave out, for measuring what each is worth:
 /// the names `KIBITZ_SEARCH_OFF` takes (comma-separated).
-pub const SWITCHES: [&str; 18] = [
+pub const SWITCHES: [&str; 21] = [
     "razoring",
     "reverse-futility",
     "null-move",
@@ -246,6 +246,9 @@ pub const SWITCHES: [&str; 18] = [
     "optimism",
     "hindsight",
     "correction",
+    "correction-futility",
+    "correction-singular",
+    "correction-reduction",
 ];
 
 /// The techniques switched off (bits in [`SWITCHES`]' order).
@@ -293,6 +296,9 @@ const DEEPER_SEARCH: usize = 14;
 const OPTIMISM: usize = 15;
 const HINDSIGHT: usize = 16;
 const CORRECTION: usize = 17;
+const CORRECTION_FUTILITY: usize = 18;
+const CORRECTION_SINGULAR: usize = 19;
+const CORRECTION_REDUCTION: usize = 20;
 
 /// Piece values of the futility margins (Stockfish 15.1's endgame values,
 /// in its internal units); the king's slot is "nothing captured".
@@ -1278,7 +1284,7 @@ impl Searcher {
                 let margin = mult * depth
                     - (2789 * i32::from(improving) + 335 * i32::from(opponent_worsening)) * mult
                         / 1024
-                    + cv.abs() / 198_435;
+                    + i32::from(on.on(CORRECTION_FUTILITY)) * cv.abs() / 198_435;
                 if eval - p.v(margin) >= beta {
                     return (661 * beta + 363 * eval) / 1024;
                 }
@@ -1557,7 +1563,7 @@ impl Searcher {
                     let pv = i32::from(NT::PV);
                     let quiet = i32::from(!tt_capture);
                     let deep = i32::from(ply as i32 > self.root_depth);
-                    let uncertain = cv.abs() / 198_368;
+                    let uncertain = i32::from(on.on(CORRECTION_SINGULAR)) * cv.abs() / 198_368;
                     let double_margin = -2 + 204 * pv
                         - 152 * quiet
                         - uncertain
@@ -1645,7 +1651,9 @@ impl Searcher {
                     r -= self.frames[at].stat_score * 439 / 4096;
                 }
                 // Less where the evaluation is uncertain.
-                r -= cv.abs() / 26_310;
+                if on.on(CORRECTION_REDUCTION) {
+                    r -= cv.abs() / 26_310;
+                }
                 if all_node {
                     r += r * 276 / (256 * depth + 268);
                 }
