@@ -3,15 +3,29 @@
 //! of rooks and bishops; the squares between and on the line through two
 //! squares.
 //!
-//! Sliding attacks are looked up in one shared table of 107,648 entries
-//! (841 KiB). Each square owns a slot of `2^n` entries, `n` the number of
-//! relevant occupancy bits (the rays without the board edge). The index into
-//! the slot is either
+//! Sliding attacks are looked up in slots, one per square and slider, of
+//! `2^n` entries, `n` the number of relevant occupancy bits (the rays
+//! without the board edge). Two ways of indexing a slot, and so two
+//! tables, are built; one is chosen when the program starts
+//! ([`slider_kernel`]), by the processor it runs on:
 //!
-//! * `pext(occupied, mask)` when the build targets a CPU with BMI2
-//!   (`target-cpu=native` on any recent x86-64), or
-//! * `((occupied & mask) * magic) >> (64 - n)`, "fancy" magic bitboards, in a
-//!   portable build.
+//! * PEXT: the index is `pext(occupied, mask)`, and an entry holds the
+//!   attacks packed to the bits of the square's rays (`u16`: a rook sees at
+//!   most 14 squares), unpacked by `pdep`. The table is 210 KiB, which stays
+//!   in a core's L2 cache beside the rest of the work; 64-bit entries
+//!   (841 KiB) did not on a Zen 3 (512 KiB of L2), where the lookups'
+//!   misses were the largest single cost of replaying games. Chosen where
+//!   BMI2 is present and fast: every Intel processor that has it, and AMD's
+//!   from Zen 3 (family 19h) on.
+//! * Magic: `((occupied & mask) * magic) >> (64 - n)`, "fancy" magic
+//!   bitboards, 64-bit entries. Chosen elsewhere: no BMI2 (other
+//!   processors, other architectures), or BMI2 in microcode (AMD's Zen 1
+//!   and 2, family 17h, and older, where one `pext` takes tens to hundreds
+//!   of cycles).
+//!
+//! `KIBITZ_SLIDERS=magic` or `pext` asks for one (PEXT only where the
+//! processor has BMI2). Both give the same attacks; tests compare them
+//! entry by entry.
 //!
 //! The magic numbers were found by the test `find_magic` with a seeded
 //! xorshift generator; that test finds them again and compares. Filling the
@@ -101,30 +115,225 @@ const fn relevant_mask(sq: usize, deltas: &[(i32, i32); 4]) -> u64 {
     mask
 }
 
-/// Where a square's sliding attacks live in [`SLIDER_TABLE`].
+/// Where a square's sliding attacks live in the tables.
 #[derive(Clone, Copy)]
 struct Magic {
+    /// The relevant occupancy: the rays without their last squares.
     mask: u64,
-    #[cfg_attr(target_feature = "bmi2", allow(dead_code))]
+    /// The rays on an empty board: where the PEXT table's packed attacks
+    /// are unpacked to.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+    rays: u64,
     magic: u64,
-    #[cfg_attr(target_feature = "bmi2", allow(dead_code))]
     shift: u32,
     offset: usize,
 }
 
+/// How sliding attacks are looked up (see the module's documentation).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum SliderKernel {
+    /// Fancy magic bitboards, 64-bit entries.
+    Magic,
+    /// `pext` to index, `pdep` to unpack 16-bit entries.
+    Pext,
+}
+
+impl SliderKernel {
+    /// The kernel's name, as figures quote it and `KIBITZ_SLIDERS` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            SliderKernel::Magic => "magic",
+            SliderKernel::Pext => "pext",
+        }
+    }
+}
+
+/// Whether lookups go through the PEXT table; false (magic, which every
+/// processor runs) until [`choose_slider_kernel`] has run.
+static PEXT_KERNEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static KERNEL_CHOSEN: std::sync::Once = std::sync::Once::new();
+
+/// Chooses the kernel for this process, once: by the processor, or by
+/// `KIBITZ_SLIDERS`. Every [`Position`](crate::Position) is built through
+/// a call of this, so the choice is made before any board exists; lookups
+/// made earlier use magic bitboards, which give the same attacks.
+pub fn choose_slider_kernel() {
+    KERNEL_CHOSEN.call_once(|| {
+        let pext = match std::env::var("KIBITZ_SLIDERS").as_deref() {
+            Ok("magic") => false,
+            Ok("pext") => pext_available(),
+            _ => pext_is_fast(),
+        };
+        PEXT_KERNEL.store(pext, std::sync::atomic::Ordering::Relaxed);
+    });
+}
+
+/// The kernel this process looks sliding attacks up with.
+pub fn slider_kernel() -> SliderKernel {
+    choose_slider_kernel();
+    if pext_chosen() { SliderKernel::Pext } else { SliderKernel::Magic }
+}
+
+/// Whether this processor runs BMI2's `pext` and `pdep` in hardware at a
+/// few cycles each: BMI2 present, and not an AMD (or Hygon) processor
+/// before family 19h, whose BMI2 is microcoded.
+pub fn pext_is_fast() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if !std::arch::is_x86_feature_detected!("bmi2") {
+            return false;
+        }
+        let vendor = std::arch::x86_64::__cpuid(0);
+        let amd_like = (vendor.ebx, vendor.edx, vendor.ecx)
+            == (0x6874_7541, 0x6974_6e65, 0x444d_4163)
+            || (vendor.ebx, vendor.edx, vendor.ecx) == (0x6f67_7948, 0x6e65_476e, 0x656e_6975);
+        if !amd_like {
+            return true;
+        }
+        // Family: the base family, plus the extended family when the base is 0xf.
+        let eax = std::arch::x86_64::__cpuid(1).eax;
+        let base = (eax >> 8) & 0xf;
+        let family = if base == 0xf { base + ((eax >> 20) & 0xff) } else { base };
+        family >= 0x19
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether PEXT has the processor's BMI2 at all (it may still be slow).
+fn pext_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("bmi2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// Whether lookups go through the PEXT table: one load of a flag that
+/// stays in L1 and a branch that always goes the same way. (A first-use
+/// check here, with its call on the cold path, cost perft a fifth of its
+/// speed: the hot loops kept registers free for the call.)
+#[inline(always)]
+fn pext_chosen() -> bool {
+    PEXT_KERNEL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// `pext`: the bits of `x` under `mask`, packed to the low end. Only
+/// called once [`pext_chosen`] found BMI2 on the processor.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn pext(x: u64, mask: u64) -> u64 {
+    #[cfg(target_feature = "bmi2")]
+    {
+        // Safety: the build targets BMI2.
+        unsafe { std::arch::x86_64::_pext_u64(x, mask) }
+    }
+    #[cfg(not(target_feature = "bmi2"))]
+    {
+        let r: u64;
+        // Safety: reached only when the processor has BMI2 (the kernel is
+        // chosen by CPUID); the instruction reads and writes registers only.
+        unsafe {
+            std::arch::asm!("pext {r}, {x}, {m}", x = in(reg) x, m = in(reg) mask,
+                r = lateout(reg) r, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+}
+
+/// `pdep`: the low bits of `x` spread over the set bits of `mask`; as
+/// [`pext`], only called with BMI2 present.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn pdep(x: u64, mask: u64) -> u64 {
+    #[cfg(target_feature = "bmi2")]
+    {
+        // Safety: the build targets BMI2.
+        unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
+    }
+    #[cfg(not(target_feature = "bmi2"))]
+    {
+        let r: u64;
+        // Safety: as in `pext`.
+        unsafe {
+            std::arch::asm!("pdep {r}, {x}, {m}", x = in(reg) x, m = in(reg) mask,
+                r = lateout(reg) r, options(pure, nomem, nostack, preserves_flags));
+        }
+        r
+    }
+}
+
 impl Magic {
+    /// The attacks from this square's slot for `occupied`, through the
+    /// kernel in use. The kernel the build expects is inlined and the
+    /// other is a call: a build for BMI2 (the default `target-cpu=native`
+    /// on a recent x86-64) calls magic lookups only on processors whose
+    /// BMI2 is slow; a portable build calls PEXT lookups only where a
+    /// processor it was not built for has fast BMI2. Both paths inlined
+    /// cost perft about a fifth of its speed on the PEXT path (more code
+    /// and registers in every loop that looks attacks up).
     #[inline(always)]
-    fn index(&self, occupied: u64) -> usize {
-        #[cfg(target_feature = "bmi2")]
+    fn attacks(&self, occupied: u64) -> u64 {
+        #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
         {
-            // Safety: the build targets BMI2 (`cfg(target_feature)` is set
-            // only then), so the instruction exists.
-            self.offset + unsafe { std::arch::x86_64::_pext_u64(occupied, self.mask) } as usize
+            if pext_chosen() {
+                self.pext_attacks(occupied)
+            } else {
+                self.magic_attacks_call(occupied)
+            }
         }
-        #[cfg(not(target_feature = "bmi2"))]
+        #[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
         {
-            self.offset + ((occupied & self.mask).wrapping_mul(self.magic) >> self.shift) as usize
+            if pext_chosen() {
+                self.pext_attacks_call(occupied)
+            } else {
+                self.magic_attacks(occupied)
+            }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            self.magic_attacks(occupied)
+        }
+    }
+
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    #[cold]
+    #[inline(never)]
+    fn magic_attacks_call(&self, occupied: u64) -> u64 {
+        self.magic_attacks(occupied)
+    }
+
+    #[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
+    #[cold]
+    #[inline(never)]
+    fn pext_attacks_call(&self, occupied: u64) -> u64 {
+        self.pext_attacks(occupied)
+    }
+
+    /// Through the PEXT table: only with BMI2 on the processor.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    fn pext_attacks(&self, occupied: u64) -> u64 {
+        let index = self.offset + pext(occupied, self.mask) as usize;
+        // Safety: `pext` of an n-bit mask is below 2^n, the slot's size,
+        // and the slots were laid out to fit in the table.
+        let packed = unsafe { *PEXT_TABLE.get_unchecked(index) };
+        pdep(u64::from(packed), self.rays)
+    }
+
+    #[inline(always)]
+    fn magic_attacks(&self, occupied: u64) -> u64 {
+        let index =
+            self.offset + ((occupied & self.mask).wrapping_mul(self.magic) >> self.shift) as usize;
+        // Safety: a product shifted right by 64 - n is below 2^n, the
+        // slot's size, and the slots were laid out to fit in the table.
+        // Skipping the bounds check is worth about 3% in perft.
+        unsafe { *SLIDER_TABLE.get_unchecked(index) }
     }
 }
 
@@ -133,13 +342,14 @@ const BISHOP_TABLE_SIZE: usize = 5_248;
 const SLIDER_TABLE_SIZE: usize = ROOK_TABLE_SIZE + BISHOP_TABLE_SIZE;
 
 const fn build_magics(deltas: &[(i32, i32); 4], numbers: &[u64; 64], base: usize) -> [Magic; 64] {
-    let mut magics = [Magic { mask: 0, magic: 0, shift: 0, offset: 0 }; 64];
+    let mut magics = [Magic { mask: 0, rays: 0, magic: 0, shift: 0, offset: 0 }; 64];
     let mut offset = base;
     let mut sq = 0;
     while sq < 64 {
         let mask = relevant_mask(sq, deltas);
         let bits = mask.count_ones();
-        magics[sq] = Magic { mask, magic: numbers[sq], shift: 64 - bits, offset };
+        let rays = slide(sq, 0, deltas);
+        magics[sq] = Magic { mask, rays, magic: numbers[sq], shift: 64 - bits, offset };
         offset += 1 << bits;
         sq += 1;
     }
@@ -150,9 +360,7 @@ static ROOK_MAGICS: [Magic; 64] = build_magics(&ROOK_DELTAS, &ROOK_MAGIC_NUMBERS
 static BISHOP_MAGICS: [Magic; 64] =
     build_magics(&BISHOP_DELTAS, &BISHOP_MAGIC_NUMBERS, ROOK_TABLE_SIZE);
 
-/// Fills the slots of one slider. Subsets of the mask are enumerated with
-/// the carry-rippler trick, which visits them in increasing numeric order:
-/// exactly the order of their `pext` index.
+/// Fills the slots of one slider, magic-indexed.
 const fn fill_slider(
     table: &mut [u64; SLIDER_TABLE_SIZE],
     deltas: &[(i32, i32); 4],
@@ -162,18 +370,64 @@ const fn fill_slider(
     while sq < 64 {
         let m = magics[sq];
         let mut subset: u64 = 0;
-        let mut pext_index = 0;
         loop {
             let attacks = slide(sq, subset, deltas);
-            let index = if cfg!(target_feature = "bmi2") {
-                m.offset + pext_index
-            } else {
-                m.offset + (subset.wrapping_mul(m.magic) >> m.shift) as usize
-            };
+            let index = m.offset + (subset.wrapping_mul(m.magic) >> m.shift) as usize;
             // A destructive collision means a bad magic number: fail the build.
             assert!(table[index] == 0 || table[index] == attacks, "bad magic number");
             table[index] = attacks;
-            pext_index += 1;
+            subset = subset.wrapping_sub(m.mask) & m.mask;
+            if subset == 0 {
+                break;
+            }
+        }
+        sq += 1;
+    }
+}
+
+/// [`slide`]'s attacks packed to the bits of `rays` (the square's rays on
+/// an empty board), as `pext(attacks, rays)` packs them: each attacked
+/// square's bit goes to the place its square holds among the rays.
+const fn slide_packed(sq: usize, occupied: u64, deltas: &[(i32, i32); 4], rays: u64) -> u64 {
+    let mut packed = 0;
+    let mut i = 0;
+    while i < 4 {
+        let (df, dr) = deltas[i];
+        let mut f = (sq % 8) as i32 + df;
+        let mut r = (sq / 8) as i32 + dr;
+        while f >= 0 && f <= 7 && r >= 0 && r <= 7 {
+            let bit = 1u64 << (r * 8 + f);
+            packed |= 1 << (rays & (bit - 1)).count_ones();
+            if occupied & bit != 0 {
+                break;
+            }
+            f += df;
+            r += dr;
+        }
+        i += 1;
+    }
+    packed
+}
+
+/// Fills the slots of one slider in `pext` order with packed attacks.
+/// Subsets of the mask are enumerated with the carry-rippler trick, which
+/// visits them in increasing numeric order: exactly the order of their
+/// `pext` index.
+const fn fill_pext_slider(
+    table: &mut [u16; SLIDER_TABLE_SIZE],
+    deltas: &[(i32, i32); 4],
+    magics: &[Magic; 64],
+) {
+    let mut sq = 0;
+    while sq < 64 {
+        let m = magics[sq];
+        let mut subset: u64 = 0;
+        let mut index = m.offset;
+        loop {
+            let packed = slide_packed(sq, subset, deltas, m.rays);
+            assert!(packed <= u16::MAX as u64, "attacks beyond 16 bits");
+            table[index] = packed as u16;
+            index += 1;
             subset = subset.wrapping_sub(m.mask) & m.mask;
             if subset == 0 {
                 break;
@@ -188,6 +442,15 @@ static SLIDER_TABLE: [u64; SLIDER_TABLE_SIZE] = {
     let mut table = [0; SLIDER_TABLE_SIZE];
     fill_slider(&mut table, &ROOK_DELTAS, &ROOK_MAGICS);
     fill_slider(&mut table, &BISHOP_DELTAS, &BISHOP_MAGICS);
+    table
+};
+
+#[cfg(target_arch = "x86_64")]
+#[allow(long_running_const_eval)]
+static PEXT_TABLE: [u16; SLIDER_TABLE_SIZE] = {
+    let mut table = [0; SLIDER_TABLE_SIZE];
+    fill_pext_slider(&mut table, &ROOK_DELTAS, &ROOK_MAGICS);
+    fill_pext_slider(&mut table, &BISHOP_DELTAS, &BISHOP_MAGICS);
     table
 };
 
@@ -257,20 +520,13 @@ pub fn pawn_attacks(color: Color, sq: Square) -> Bitboard {
 /// Squares a rook on `sq` attacks, given the occupied squares.
 #[inline]
 pub fn rook_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
-    let index = ROOK_MAGICS[sq.to_usize()].index(occupied.0);
-    // Safety: `index` is `offset + i` with `i < 2^n` for this square's slot
-    // (pext of an n-bit mask, or a product shifted right by 64 - n), and the
-    // slots were laid out to fit in the table. Skipping the bounds check is
-    // worth about 3% in perft.
-    Bitboard(unsafe { *SLIDER_TABLE.get_unchecked(index) })
+    Bitboard(ROOK_MAGICS[sq.to_usize()].attacks(occupied.0))
 }
 
 /// Squares a bishop on `sq` attacks, given the occupied squares.
 #[inline]
 pub fn bishop_attacks(sq: Square, occupied: Bitboard) -> Bitboard {
-    let index = BISHOP_MAGICS[sq.to_usize()].index(occupied.0);
-    // Safety: as in `rook_attacks`.
-    Bitboard(unsafe { *SLIDER_TABLE.get_unchecked(index) })
+    Bitboard(BISHOP_MAGICS[sq.to_usize()].attacks(occupied.0))
 }
 
 /// Squares a queen on `sq` attacks, given the occupied squares.
@@ -454,28 +710,52 @@ mod tests {
         assert_eq!((rook, bishop), (ROOK_TABLE_SIZE, BISHOP_TABLE_SIZE));
     }
 
-    /// Every occupancy subset of every square gives the slow slider's answer,
-    /// and occupancy outside the mask does not matter.
+    /// Every occupancy subset of every square gives the slow slider's answer
+    /// through each kernel (PEXT where the processor has BMI2) and through
+    /// the one in use, and occupancy outside the mask does not matter.
     #[test]
     fn sliders_match_slow_slider_exhaustively() {
         let mut rng = Rng(12345);
+        let mut checked = 0u64;
         for sq in Square::ALL {
             let s = sq.to_usize();
-            for (deltas, f) in [
-                (&ROOK_DELTAS, rook_attacks as fn(Square, Bitboard) -> Bitboard),
-                (&BISHOP_DELTAS, bishop_attacks),
+            for (deltas, magics, f) in [
+                (&ROOK_DELTAS, &ROOK_MAGICS, rook_attacks as fn(Square, Bitboard) -> Bitboard),
+                (&BISHOP_DELTAS, &BISHOP_MAGICS, bishop_attacks),
             ] {
+                let m = magics[s];
                 let mask = relevant_mask(s, deltas);
                 let mut subset = 0u64;
                 loop {
-                    let noise = rng.next() & !mask;
-                    assert_eq!(f(sq, Bitboard(subset | noise)).0, slide(s, subset, deltas));
+                    let occupied = subset | (rng.next() & !mask);
+                    let want = slide(s, subset, deltas);
+                    assert_eq!(f(sq, Bitboard(occupied)).0, want);
+                    assert_eq!(m.magic_attacks(occupied), want);
+                    #[cfg(target_arch = "x86_64")]
+                    if pext_available() {
+                        assert_eq!(m.pext_attacks(occupied), want);
+                    }
+                    checked += 1;
                     subset = subset.wrapping_sub(mask) & mask;
                     if subset == 0 {
                         break;
                     }
                 }
             }
+        }
+        assert_eq!(checked, SLIDER_TABLE_SIZE as u64);
+    }
+
+    /// The kernel in use is PEXT only where the processor has BMI2, and
+    /// the processor's own choice is the fast one where BMI2 is fast.
+    #[test]
+    fn the_kernel_follows_the_processor() {
+        assert!(pext_available() || !pext_is_fast());
+        if slider_kernel() == SliderKernel::Pext {
+            assert!(pext_available());
+        }
+        if std::env::var_os("KIBITZ_SLIDERS").is_none() {
+            assert_eq!(slider_kernel() == SliderKernel::Pext, pext_is_fast());
         }
     }
 

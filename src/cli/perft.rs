@@ -129,5 +129,6 @@ pub fn run(args: PerftArgs) -> Result<ExitCode> {
     writeln!(out, "nodes {nodes}")?;
     writeln!(out, "seconds {seconds:.3}")?;
     writeln!(out, "mnps {:.1}", mnps(nodes, seconds))?;
+    writeln!(out, "sliders {}", kibitz::attacks::slider_kernel().name())?;
     Ok(ExitCode::SUCCESS)
 }

@@ -142,6 +142,9 @@ impl Position {
     /// An empty board with White to move (not a legal position: used while
     /// building one).
     pub(crate) fn empty() -> Position {
+        // Sliding attacks' lookups are chosen for this processor before the
+        // first board is set up.
+        crate::chess::attacks::choose_slider_kernel();
         let mut states = Vec::with_capacity(STATE_CAPACITY);
         states.push(StateInfo {
             copied: CopiedState {
