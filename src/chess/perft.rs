@@ -2,8 +2,12 @@
 //! the standard check of a move generator.
 //!
 //! [`perft`] counts the last ply in bulk (popcounts of target sets, no moves
-//! written), as Stockfish and cozy-chess do; [`perft_make_leaves`] makes and
-//! unmakes every leaf move, which times `do_move`/`undo_move` as well.
+//! written), as Stockfish and cozy-chess do, and makes the moves before that
+//! count with a `do_move` that sets only what counting reads (the board,
+//! castling, en passant, checkers, the side to move's pins: keys, scores
+//! and the rest are left unset there, no move being made after it);
+//! [`perft_make_leaves`] makes and unmakes every leaf move with the full
+//! `do_move`, which times `do_move`/`undo_move` as well.
 //!
 //! ```
 //! use kibitz::{perft, Position};
@@ -33,7 +37,7 @@ pub fn perft(pos: &mut Position, depth: u32) -> u64 {
         2 => {
             let mut nodes = 0;
             for_each_legal(pos, |pos, m| {
-                pos.do_move(m);
+                pos.do_move_for_count(m);
                 nodes += u64::from(pos.count_legal());
                 pos.undo_move_inlined(m);
             });
