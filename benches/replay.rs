@@ -367,9 +367,10 @@ fn main() {
             // (name, what runs): kibitz's three verify levels on one and two
             // threads, the peer's three configurations, the parsers alone;
             // each reads the corpus `k` times (kibitz in one process).
+            type PeerRun = Box<dyn Fn(&Path, usize) -> u64>;
             enum Run {
                 Kibitz(usize, &'static str),
-                Peer(Box<dyn Fn(&Path, usize) -> u64>),
+                Peer(PeerRun),
             }
             let again = |f: fn(&Path) -> u64| -> Run {
                 Run::Peer(Box::new(move |p, k| (0..k).map(|_| f(p)).sum()))
