@@ -223,50 +223,47 @@ fn pext_chosen() -> bool {
     PEXT_KERNEL.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// `pext`: the bits of `x` under `mask`, packed to the low end. Only
-/// called once [`pext_chosen`] found BMI2 on the processor.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn pext(x: u64, mask: u64) -> u64 {
-    #[cfg(target_feature = "bmi2")]
-    {
-        // Safety: the build targets BMI2.
-        unsafe { std::arch::x86_64::_pext_u64(x, mask) }
-    }
-    #[cfg(not(target_feature = "bmi2"))]
-    {
-        let r: u64;
-        // Safety: reached only when the processor has BMI2 (the kernel is
-        // chosen by CPUID); the instruction reads and writes registers only.
-        unsafe {
-            std::arch::asm!("pext {r}, {x}, {m}", x = in(reg) x, m = in(reg) mask,
-                r = lateout(reg) r, options(pure, nomem, nostack, preserves_flags));
+/// Defines a BMI2 instruction's function: the intrinsic when the build
+/// targets BMI2, inline assembly otherwise. Either is only called once
+/// [`pext_chosen`] found BMI2 on the processor.
+macro_rules! bmi2 {
+    ($(#[$doc:meta])* $name:ident, $intrinsic:ident) => {
+        $(#[$doc])*
+        #[cfg(target_arch = "x86_64")]
+        #[inline(always)]
+        fn $name(x: u64, mask: u64) -> u64 {
+            #[cfg(target_feature = "bmi2")]
+            {
+                // Safety: the build targets BMI2.
+                unsafe { std::arch::x86_64::$intrinsic(x, mask) }
+            }
+            #[cfg(not(target_feature = "bmi2"))]
+            {
+                let r: u64;
+                // Safety: reached only when the processor has BMI2 (the
+                // kernel is chosen by CPUID); the instruction reads and
+                // writes registers only.
+                unsafe {
+                    std::arch::asm!(concat!(stringify!($name), " {r}, {x}, {m}"),
+                        x = in(reg) x, m = in(reg) mask, r = lateout(reg) r,
+                        options(pure, nomem, nostack, preserves_flags));
+                }
+                r
+            }
         }
-        r
-    }
+    };
 }
 
-/// `pdep`: the low bits of `x` spread over the set bits of `mask`; as
-/// [`pext`], only called with BMI2 present.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn pdep(x: u64, mask: u64) -> u64 {
-    #[cfg(target_feature = "bmi2")]
-    {
-        // Safety: the build targets BMI2.
-        unsafe { std::arch::x86_64::_pdep_u64(x, mask) }
-    }
-    #[cfg(not(target_feature = "bmi2"))]
-    {
-        let r: u64;
-        // Safety: as in `pext`.
-        unsafe {
-            std::arch::asm!("pdep {r}, {x}, {m}", x = in(reg) x, m = in(reg) mask,
-                r = lateout(reg) r, options(pure, nomem, nostack, preserves_flags));
-        }
-        r
-    }
-}
+bmi2!(
+    /// `pext`: the bits of `x` under `mask`, packed to the low end.
+    pext,
+    _pext_u64
+);
+bmi2!(
+    /// `pdep`: the low bits of `x` spread over the set bits of `mask`.
+    pdep,
+    _pdep_u64
+);
 
 impl Magic {
     /// The attacks from this square's slot for `occupied`, through the
