@@ -272,8 +272,8 @@ impl Magic {
     /// on a recent x86-64) calls magic lookups only on processors whose
     /// BMI2 is slow; a portable build calls PEXT lookups only where a
     /// processor it was not built for has fast BMI2. Both paths inlined
-    /// cost perft about a fifth of its speed on the PEXT path (more code
-    /// and registers in every loop that looks attacks up).
+    /// measured the same within this machine's noise (BENCHMARKS.md,
+    /// "Perft"); the expected one alone keeps the hot loops smaller.
     #[inline(always)]
     fn attacks(&self, occupied: u64) -> u64 {
         #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
