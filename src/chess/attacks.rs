@@ -76,6 +76,16 @@ const fn step_table<const N: usize>(deltas: &[(i32, i32); N]) -> [u64; 64] {
 
 /// The slow, obviously correct slider: walk each ray until a blocker.
 const fn slide(sq: usize, occupied: u64, deltas: &[(i32, i32); 4]) -> u64 {
+    walk(sq, occupied, deltas, 0)
+}
+
+/// Walks each ray from `sq` until a blocker, and returns the attacked
+/// squares; with `rays` (the square's rays on an empty board) not empty,
+/// returns them packed to the bits of `rays` instead, as `pext(attacks,
+/// rays)` packs them: each attacked square's bit goes to the place its
+/// square holds among the rays (packing in the walk keeps the PEXT table's
+/// compile-time evaluation within rustc's limits).
+const fn walk(sq: usize, occupied: u64, deltas: &[(i32, i32); 4], rays: u64) -> u64 {
     let mut attacks = 0;
     let mut i = 0;
     while i < 4 {
@@ -84,7 +94,7 @@ const fn slide(sq: usize, occupied: u64, deltas: &[(i32, i32); 4]) -> u64 {
         let mut r = (sq / 8) as i32 + dr;
         while f >= 0 && f <= 7 && r >= 0 && r <= 7 {
             let bit = 1u64 << (r * 8 + f);
-            attacks |= bit;
+            attacks |= if rays == 0 { bit } else { 1 << (rays & (bit - 1)).count_ones() };
             if occupied & bit != 0 {
                 break;
             }
@@ -180,7 +190,7 @@ pub fn slider_kernel() -> SliderKernel {
 pub fn pext_is_fast() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        if !std::arch::is_x86_feature_detected!("bmi2") {
+        if !pext_available() {
             return false;
         }
         let vendor = std::arch::x86_64::__cpuid(0);
@@ -382,30 +392,6 @@ const fn fill_slider(
     }
 }
 
-/// [`slide`]'s attacks packed to the bits of `rays` (the square's rays on
-/// an empty board), as `pext(attacks, rays)` packs them: each attacked
-/// square's bit goes to the place its square holds among the rays.
-const fn slide_packed(sq: usize, occupied: u64, deltas: &[(i32, i32); 4], rays: u64) -> u64 {
-    let mut packed = 0;
-    let mut i = 0;
-    while i < 4 {
-        let (df, dr) = deltas[i];
-        let mut f = (sq % 8) as i32 + df;
-        let mut r = (sq / 8) as i32 + dr;
-        while f >= 0 && f <= 7 && r >= 0 && r <= 7 {
-            let bit = 1u64 << (r * 8 + f);
-            packed |= 1 << (rays & (bit - 1)).count_ones();
-            if occupied & bit != 0 {
-                break;
-            }
-            f += df;
-            r += dr;
-        }
-        i += 1;
-    }
-    packed
-}
-
 /// Fills the slots of one slider in `pext` order with packed attacks.
 /// Subsets of the mask are enumerated with the carry-rippler trick, which
 /// visits them in increasing numeric order: exactly the order of their
@@ -421,7 +407,7 @@ const fn fill_pext_slider(
         let mut subset: u64 = 0;
         let mut index = m.offset;
         loop {
-            let packed = slide_packed(sq, subset, deltas, m.rays);
+            let packed = walk(sq, subset, deltas, m.rays);
             assert!(packed <= u16::MAX as u64, "attacks beyond 16 bits");
             table[index] = packed as u16;
             index += 1;
